@@ -1,0 +1,61 @@
+# promptdojo: `make serve` to run the lesson locally, `make test` to check everything.
+# Every target is incremental: re-running with nothing changed does no work.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+INSTALLED := $(VENV)/.installed
+NODE_OK   := node_modules/.installed
+ASSETS    := static/build/manifest.json
+FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs
+
+.PHONY: all install build serve test lint format test-fast clean help
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make serve   set up, build, and serve the lessons at http://$(HOST):$(PORT)"
+	@echo "make test    set up, build, lint, and run every test (browser tests included)"
+	@echo "make build   build the front-end assets only"
+	@echo "make clean   remove the venv, node_modules and built assets"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(INSTALLED): pyproject.toml $(ASSETS) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	@touch $@
+
+$(NODE_OK): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(ASSETS): $(NODE_OK) $(FRONTEND_SOURCES)
+	npm run --silent build
+
+build: $(ASSETS)
+
+install: $(INSTALLED) $(ASSETS)
+
+serve: install
+	$(BIN)/promptdojo serve lessons --host $(HOST) --port $(PORT)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not browser and not slow"
+
+clean:
+	rm -rf $(VENV) node_modules static/build .pytest_cache .ruff_cache

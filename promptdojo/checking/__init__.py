@@ -1,0 +1,1 @@
+"""Checking: run every lesson cell and report failures at their markdown lines."""

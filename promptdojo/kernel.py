@@ -1,0 +1,160 @@
+"""Run one lesson cell the way a notebook does, in CPython or in Pyodide.
+
+This module is the Python half of the browser kernel: the worker imports it inside Pyodide and calls
+:meth:`Kernel.run` for every cell. The cell check uses the same class in CPython, so a cell behaves
+the same in CI as in the learner's browser. It imports only the standard library.
+
+Semantics:
+
+* every step has its own namespace; cells of a step share it, in order;
+* the value of a last bare expression is shown (its ``_repr_html_``/``_repr_svg_`` when it has one,
+  else its ``repr``), except ``None``;
+* a traceback shows only the learner's own frames, numbered as lines of the cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CellResult", "Kernel"]
+
+#: Prefix of the pseudo-filenames cells are compiled under; only these frames are shown.
+CELL_FILENAME_PREFIX = "<cell "
+
+
+@dataclass
+class CellResult:
+    """What running a cell produced, apart from the streamed stdout/stderr."""
+
+    ok: bool
+    #: Rich or plain rendering of the last expression: ``{"text/plain": ..., "text/html": ...}``.
+    value: dict[str, str] = field(default_factory=dict)
+    #: Exception class name, e.g. ``"ZeroDivisionError"``, when ``ok`` is false.
+    error_type: str | None = None
+    error_message: str | None = None
+    #: Traceback text with the runtime's frames removed.
+    traceback: str | None = None
+    #: Line in the cell (1-based) where the error surfaced, if it was in the cell.
+    error_line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict, for handing to JavaScript or to a JSON report."""
+        return {
+            "ok": self.ok,
+            "value": dict(self.value),
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+            "traceback": self.traceback,
+            "error_line": self.error_line,
+        }
+
+
+def _mime_bundle(value: Any) -> dict[str, str]:
+    """Render ``value`` the way Jupyter does: rich reprs first, ``repr`` always."""
+    bundle: dict[str, str] = {}
+    for method, mime in (("_repr_html_", "text/html"), ("_repr_svg_", "image/svg+xml")):
+        render = getattr(value, method, None)
+        if callable(render):
+            try:
+                rendered = render()
+            except Exception:  # a broken rich repr falls back to the plain one
+                rendered = None
+            if isinstance(rendered, str):
+                bundle[mime] = rendered
+    try:
+        bundle["text/plain"] = repr(value)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        bundle["text/plain"] = f"<repr failed: {type(exc).__name__}: {exc}>"
+    return bundle
+
+
+class Kernel:
+    """Namespaces per step, and the code that runs one cell in one of them."""
+
+    def __init__(self) -> None:
+        self.namespaces: dict[str, dict[str, Any]] = {}
+
+    def namespace(self, key: str) -> dict[str, Any]:
+        """The namespace of step ``key``, created on first use."""
+        ns = self.namespaces.get(key)
+        if ns is None:
+            module = types.ModuleType("__main__")
+            ns = module.__dict__
+            ns["__builtins__"] = __builtins__
+            self.namespaces[key] = ns
+        return ns
+
+    def reset(self, key: str) -> None:
+        """Forget step ``key``'s namespace, so the next run starts clean."""
+        self.namespaces.pop(key, None)
+
+    def run(self, code: str, key: str = "default", cell_id: str = "cell") -> CellResult:
+        """Run ``code`` in the namespace ``key``; ``cell_id`` names it in tracebacks."""
+        filename = f"{CELL_FILENAME_PREFIX}{cell_id}>"
+        ns = self.namespace(key)
+        try:
+            tree = ast.parse(code, filename=filename, mode="exec")
+        except SyntaxError as exc:
+            return self._syntax_error(exc)
+        last_expr: ast.Expression | None = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last_expr = ast.Expression(body=tree.body.pop().value)
+        try:
+            # Lines are kept: `ast.parse` records them and the code objects carry them on.
+            exec(compile(tree, filename, "exec"), ns)
+            value = None
+            if last_expr is not None:
+                value = eval(compile(last_expr, filename, "eval"), ns)
+        except BaseException as exc:
+            if isinstance(exc, SystemExit | GeneratorExit):
+                raise
+            return self._runtime_error(exc)
+        result = CellResult(ok=True)
+        if value is not None:
+            ns["_"] = value
+            result.value = _mime_bundle(value)
+        return result
+
+    @staticmethod
+    def _syntax_error(exc: SyntaxError) -> CellResult:
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        return CellResult(
+            ok=False,
+            error_type=type(exc).__name__,
+            error_message=exc.msg,
+            traceback=text,
+            error_line=exc.lineno,
+        )
+
+    @staticmethod
+    def _runtime_error(exc: BaseException) -> CellResult:
+        frames = [
+            frame
+            for frame in traceback.extract_tb(exc.__traceback__)
+            if frame.filename.startswith(CELL_FILENAME_PREFIX)
+        ]
+        lines = ["Traceback (most recent call last):\n"] if frames else []
+        lines += traceback.format_list(frames)
+        lines += traceback.format_exception_only(type(exc), exc)
+        return CellResult(
+            ok=False,
+            error_type=type(exc).__name__,
+            error_message=str(exc),
+            traceback="".join(lines),
+            error_line=frames[-1].lineno if frames else None,
+        )
+
+
+def main() -> None:  # pragma: no cover - convenience for trying the kernel by hand
+    """Run stdin as one cell and print the result (``python -m promptdojo.kernel``)."""
+    result = Kernel().run(sys.stdin.read())
+    print(result.to_dict())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

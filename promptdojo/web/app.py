@@ -1,0 +1,64 @@
+"""The application factory: ``create_app(settings)`` wires pages, assets and the kernel's files."""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from promptdojo import __version__
+from promptdojo.web import pages, pyodide_files
+from promptdojo.web.assets import ASSETS_URL, AssetManifest
+from promptdojo.web.bundle import build_bundle
+from promptdojo.web.catalog import Catalog
+from promptdojo.web.headers import SecurityHeadersMiddleware
+from promptdojo.web.resources import build_dir, templates_dir
+from promptdojo.web.settings import Settings
+from promptdojo.web.staticfiles import ImmutableStaticFiles
+
+# Browsers refuse to stream-compile wasm or import modules served with the wrong type.
+mimetypes.add_type("application/wasm", ".wasm")
+mimetypes.add_type("text/javascript", ".mjs")
+mimetypes.add_type("text/javascript", ".js")
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
+    manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
+    templates = Jinja2Templates(directory=str(templates_dir()))
+    templates.env.globals.update(asset=manifest.url, version=__version__)
+
+    app = FastAPI(title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.settings = settings
+    app.state.manifest = manifest
+    app.state.templates = templates
+    app.state.catalog = Catalog.load(Path(settings.lessons_dir))
+    app.state.bundle = build_bundle()
+
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.include_router(pages.router)
+    app.include_router(pyodide_files.router)
+    app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if "text/html" not in request.headers.get("accept", "") or request.url.path.startswith(
+            (ASSETS_URL, pyodide_files.PACKAGES_URL, pyodide_files.BUNDLE_URL)
+        ):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return templates.TemplateResponse(
+            request,
+            "error.html",
+            {"status": exc.status_code, "detail": exc.detail},
+            status_code=exc.status_code,
+        )
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> HTMLResponse:
+        return HTMLResponse("ok")
+
+    return app

@@ -1,0 +1,45 @@
+"""The lessons a server offers: every lesson folder parsed once, broken ones kept apart."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptdojo.course import Diagnostic, Lesson, LessonError, discover, load_lesson
+
+log = logging.getLogger("promptdojo.web")
+
+
+@dataclass
+class Catalog:
+    """Parsed lessons by id, and the folders that failed to parse with their diagnostics."""
+
+    lessons: dict[str, Lesson] = field(default_factory=dict)
+    broken: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, lessons_dir: Path) -> Catalog:
+        """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others."""
+        catalog = cls()
+        if not lessons_dir.is_dir():
+            raise FileNotFoundError(
+                f"lessons folder {lessons_dir} does not exist: pass the folder that holds "
+                "your lessons, e.g. `promptdojo serve lessons/`"
+            )
+        for folder in discover(lessons_dir):
+            try:
+                lesson = load_lesson(folder)
+            except LessonError as exc:
+                catalog.broken[folder] = exc.diagnostics
+                for diagnostic in exc.diagnostics:
+                    log.warning("lesson left out: %s", diagnostic)
+                continue
+            if lesson.id in catalog.lessons:
+                other = catalog.lessons[lesson.id].path
+                log.warning(
+                    "lesson left out: %s: id %r is also used by %s", folder, lesson.id, other
+                )
+                continue
+            catalog.lessons[lesson.id] = lesson
+        return catalog

@@ -1,0 +1,41 @@
+"""What the kernel worker fetches besides the Pyodide core: the learner bundle and packages."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import FileResponse, Response
+
+from promptdojo.web.staticfiles import IMMUTABLE
+
+BUNDLE_URL = "/bundle"
+PACKAGES_URL = "/packages"
+_WHEEL_NAME = re.compile(r"^[A-Za-z0-9_.+-]+\.(whl|zip|tar)$")
+
+router = APIRouter()
+
+
+@router.get(BUNDLE_URL + "/{filename}", include_in_schema=False)
+async def learner_bundle(request: Request, filename: str) -> Response:
+    """The zipped learner library, under its content hash."""
+    bundle = request.app.state.bundle
+    if filename != bundle.filename:
+        raise HTTPException(404, f"no bundle {filename!r}; the current one is {bundle.filename}")
+    return Response(bundle.data, media_type="application/zip", headers={"cache-control": IMMUTABLE})
+
+
+@router.get(PACKAGES_URL + "/{filename}", include_in_schema=False)
+async def package(request: Request, filename: str) -> Response:
+    """A Pyodide package wheel from the server's package cache folder."""
+    cache_dir = request.app.state.settings.package_cache_dir
+    if not _WHEEL_NAME.match(filename) or filename.startswith("."):
+        raise HTTPException(404, f"{filename!r} is not a package file name")
+    path = cache_dir / filename if cache_dir is not None else None
+    if path is None or not path.is_file():
+        raise HTTPException(
+            404,
+            f"{filename} is not in the package cache: copy the wheel from a Pyodide "
+            f"release into {cache_dir or 'a folder'} and pass it as --package-cache",
+        )
+    return FileResponse(path, headers={"cache-control": IMMUTABLE})

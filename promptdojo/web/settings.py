@@ -1,0 +1,20 @@
+"""Server settings: one frozen object handed to :func:`promptdojo.web.create_app`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs to know, resolved once at start-up."""
+
+    #: Folder holding one sub-folder per lesson.
+    lessons_dir: Path
+    #: Development mode: authors see a broken lesson's errors instead of a missing lesson.
+    dev: bool = False
+    #: Folder of cached Pyodide packages (wheels named in pyodide-lock.json).
+    package_cache_dir: Path | None = None
+    #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
+    assets_dir: Path | None = None

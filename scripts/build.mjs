@@ -1,0 +1,70 @@
+// Build the front end into static/build/:
+//   app-<hash>.js, worker-<hash>.js, style-<hash>.css   our ES modules bundled with CodeMirror
+//   pyodide/<version>/                                   the Pyodide core, under a versioned path
+//   manifest.json                                        logical name -> hashed file, for the server
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const out = path.join(root, "static", "build");
+const require = createRequire(import.meta.url);
+const pyodideDir = path.dirname(require.resolve("pyodide/package.json"));
+const pyodideVersion = JSON.parse(await readFile(path.join(pyodideDir, "package.json"))).version;
+const PYODIDE_CORE = [
+  "pyodide.mjs",
+  "pyodide.asm.mjs",
+  "pyodide.asm.wasm",
+  "python_stdlib.zip",
+  "pyodide-lock.json",
+];
+
+async function copyIfChanged(from, to) {
+  const [a, b] = await Promise.all([stat(from), stat(to).catch(() => null)]);
+  if (b && b.size === a.size && b.mtimeMs >= a.mtimeMs) return false;
+  await copyFile(from, to);
+  return true;
+}
+
+await mkdir(out, { recursive: true });
+// Remove stale hashed bundles; the Pyodide folder is kept and updated in place.
+for (const name of await readdir(out)) {
+  if (name !== "pyodide") await rm(path.join(out, name), { recursive: true, force: true });
+}
+
+const result = await esbuild.build({
+  entryPoints: {
+    app: path.join(root, "static/js/main.js"),
+    worker: path.join(root, "static/js/worker.js"),
+    style: path.join(root, "static/css/style.css"),
+  },
+  outdir: out,
+  entryNames: "[name]-[hash]",
+  bundle: true,
+  format: "esm",
+  target: ["es2022"],
+  minify: true,
+  sourcemap: "linked",
+  metafile: true,
+  logLevel: "warning",
+});
+
+const files = {};
+for (const [output, meta] of Object.entries(result.metafile.outputs)) {
+  if (!meta.entryPoint) continue;
+  const name = path.basename(output);
+  const logical = name.replace(/-[A-Z0-9]+\./, ".");
+  files[logical] = name;
+}
+
+const pyodideOut = path.join(out, "pyodide", pyodideVersion);
+await mkdir(pyodideOut, { recursive: true });
+for (const name of PYODIDE_CORE) {
+  await copyIfChanged(path.join(pyodideDir, name), path.join(pyodideOut, name));
+}
+
+const manifest = { files, pyodide_version: pyodideVersion };
+await writeFile(path.join(out, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+console.log(`built ${Object.values(files).join(", ")} and pyodide ${pyodideVersion}`);

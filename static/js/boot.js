@@ -1,0 +1,118 @@
+// Boot a Pyodide kernel and run cells in it.
+//
+// This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
+// does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
+// between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
+
+/** Where the learner bundle is unpacked inside Pyodide's file system. */
+export const LIBRARY_DIR = "/home/pyodide/promptdojo-lib";
+
+/**
+ * A UTF-8 stream writer for Pyodide's `setStdout`/`setStderr` `write` option: it passes on text as
+ * it arrives (not only at line ends), so a long-running cell's output streams.
+ */
+function streamWriter(emit) {
+  const decoder = new TextDecoder();
+  return {
+    isatty: false,
+    write(bytes) {
+      const text = decoder.decode(bytes, { stream: true });
+      if (text) emit(text);
+      return bytes.length;
+    },
+  };
+}
+
+/**
+ * Boot Pyodide, install the learner bundle and import the cell kernel.
+ *
+ * @param {object} options
+ * @param {Function} options.loadPyodide  `loadPyodide` from the pinned `pyodide` package.
+ * @param {string} options.indexURL  Folder (URL or path) of the Pyodide core.
+ * @param {string} [options.packageBaseUrl]  Where package wheels named in the lock file live.
+ * @param {string[]} [options.packages]  Pyodide packages the lesson needs, e.g. ["numpy"].
+ * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
+ * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
+ * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
+ * @returns {Promise<Kernel>}
+ */
+export async function bootKernel({
+  loadPyodide,
+  indexURL,
+  packageBaseUrl,
+  packages = [],
+  bundle,
+  onStream,
+  onPhase = () => {},
+}) {
+  onPhase("starting");
+  const config = { indexURL, fullStdLib: false };
+  if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
+  const pyodide = await loadPyodide(config);
+  pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
+  pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
+
+  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
+  const sys = pyodide.pyimport("sys");
+  sys.path.insert(0, LIBRARY_DIR);
+  sys.destroy?.();
+  const kernelModule = pyodide.pyimport("promptdojo.kernel");
+  onPhase("python-ready");
+
+  const missing = {};
+  if (packages.length) {
+    onPhase("packages", { packages });
+    for (const name of packages) {
+      const errors = [];
+      try {
+        await pyodide.loadPackage(name, {
+          messageCallback: () => {},
+          errorCallback: (message) => errors.push(message),
+        });
+      } catch (error) {
+        errors.push(String(error?.message ?? error));
+      }
+      if (errors.length || !pyodide.loadedPackages[name]) {
+        missing[name] = errors.join("\n") || `${name} could not be loaded`;
+      }
+    }
+  }
+  const kernel = new Kernel(pyodide, kernelModule.Kernel(), missing);
+  onPhase("ready", { missing: Object.keys(missing) });
+  return kernel;
+}
+
+/** A booted Pyodide plus the Python `promptdojo.kernel.Kernel` that runs cells. */
+export class Kernel {
+  constructor(pyodide, pyKernel, missingPackages) {
+    this.pyodide = pyodide;
+    this.pyKernel = pyKernel;
+    /** Packages the lesson asked for that could not be loaded, with the reason. */
+    this.missingPackages = missingPackages;
+  }
+
+  /** Wire a SharedArrayBuffer-backed Int32Array so that writing 2 raises KeyboardInterrupt. */
+  setInterruptBuffer(buffer) {
+    this.pyodide.setInterruptBuffer(buffer);
+  }
+
+  /**
+   * Run `code` in the namespace `key` (one per step). Returns a plain object:
+   * `{ ok, value, error_type, error_message, traceback, error_line }`.
+   */
+  run(code, { key, cellId }) {
+    const result = this.pyKernel.run(code, key, cellId);
+    const dict = result.to_dict();
+    try {
+      return dict.toJs({ dict_converter: Object.fromEntries });
+    } finally {
+      dict.destroy();
+      result.destroy();
+    }
+  }
+
+  /** Forget the namespace `key`. */
+  reset(key) {
+    this.pyKernel.reset(key);
+  }
+}

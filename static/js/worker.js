@@ -1,0 +1,74 @@
+// The kernel worker: one module Web Worker per page, owning one Pyodide.
+//
+// Messages in:  {type: "init", config}, {type: "run", id, code, key, cellId}
+// Messages out: {type: "phase", phase, detail}, {type: "stream", id, name, text},
+//               {type: "result", id, result}, {type: "fatal", message}
+import { bootKernel } from "./boot.js";
+
+/** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
+const FLUSH_MS = 50;
+
+let ready = null;
+let current = null;
+const pending = { stdout: "", stderr: "" };
+let lastFlush = 0;
+
+function flush() {
+  for (const name of ["stdout", "stderr"]) {
+    if (pending[name]) {
+      self.postMessage({ type: "stream", id: current, name, text: pending[name] });
+      pending[name] = "";
+    }
+  }
+  lastFlush = performance.now();
+}
+
+function onStream(name, text) {
+  pending[name] += text;
+  // A running cell blocks this worker's event loop, so flush from inside the write callback.
+  if (performance.now() - lastFlush >= FLUSH_MS) flush();
+}
+
+async function init(config) {
+  const phase = (name, detail = {}) => self.postMessage({ type: "phase", phase: name, detail });
+  phase("downloading");
+  const bundle = fetch(config.bundleUrl).then((response) => {
+    if (!response.ok) throw new Error(`learner bundle: HTTP ${response.status}`);
+    return response.arrayBuffer();
+  });
+  const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
+  return bootKernel({
+    loadPyodide,
+    indexURL: config.pyodideUrl,
+    packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
+    packages: config.packages,
+    bundle: await bundle,
+    onStream,
+    onPhase: phase,
+  });
+}
+
+self.onmessage = async (event) => {
+  const message = event.data;
+  if (message.type === "init") {
+    ready = init(message.config);
+    ready.catch((error) =>
+      self.postMessage({ type: "fatal", message: String(error?.message ?? error) }),
+    );
+    return;
+  }
+  if (message.type === "run") {
+    const kernel = await ready;
+    current = message.id;
+    lastFlush = performance.now();
+    let result;
+    try {
+      result = kernel.run(message.code, { key: message.key, cellId: message.cellId });
+    } catch (error) {
+      result = { ok: false, error_type: "InternalError", traceback: String(error), value: {} };
+    }
+    flush();
+    self.postMessage({ type: "result", id: message.id, result });
+    current = null;
+  }
+};

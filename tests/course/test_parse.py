@@ -1,0 +1,83 @@
+"""The parser: a lesson folder becomes Lesson → Step → Cell, with every mistake at its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from promptdojo.course import Cell, LessonError, Prose, load_lesson
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+META = "id: demo\ntitle: Demo\nchapter: ch 1\npackages: [numpy]\ntime_limit: 5\nseed: 3\n"
+
+
+def test_fixture_lesson_parses_with_cell_lines(fixture_lessons: Path) -> None:
+    lesson = load_lesson(fixture_lessons / "hello")
+    assert (lesson.id, lesson.title, lesson.chapter) == (
+        "hello",
+        "Hello, Pyodide",
+        "ch 0 · fixtures",
+    )
+    assert [s.number for s in lesson.steps] == [1, 2]
+    first = lesson.steps[0]
+    assert first.title == "Where does this code run?"
+    cells = first.cells
+    assert [c.id for c in cells] == ["cell-1", "cell-2"]
+    assert cells[0].code == 'import sys\n\nprint("platform:", sys.platform)'
+    # The fence opens on line 7, so the code starts on line 8.
+    assert cells[0].location.line == 8
+    assert cells[1].location.line == 16
+    assert isinstance(first.parts[0], Prose)
+    assert isinstance(first.parts[1], Cell)
+
+
+def test_metadata_fields_are_typed(tmp_path: Path) -> None:
+    write(tmp_path, "lesson.yaml", META)
+    write(tmp_path, "01-a.md", "---\ntitle: A\n---\ntext\n")
+    lesson = load_lesson(tmp_path)
+    assert lesson.packages == ("numpy",)
+    assert lesson.time_limit == 5.0
+    assert lesson.seed == 3
+    assert lesson.step(1) is lesson.steps[0]
+    assert lesson.step(0) is None
+    assert lesson.step(2) is None
+
+
+def test_every_mistake_is_reported_in_one_run(tmp_path: Path) -> None:
+    write(tmp_path, "lesson.yaml", "id: demo\ntitle: [unclosed\n")
+    write(tmp_path, "01-a.md", "no front matter\n")
+    write(tmp_path, "03-c.md", "---\ntitle: C\n---\n")
+    write(tmp_path, "notes.md", "scratch\n")
+    with pytest.raises(LessonError) as info:
+        load_lesson(tmp_path)
+    messages = [str(d) for d in info.value.diagnostics]
+    assert any(m.startswith(f"{tmp_path / 'lesson.yaml'}:3: invalid YAML") for m in messages)
+    assert f"{tmp_path / '01-a.md'}:1: step has no title" in "\n".join(messages)
+    assert any("notes.md: step file name does not start with a step number" in m for m in messages)
+    assert any("03-c.md: step number 3 should be 2" in m for m in messages)
+
+
+def test_non_utf8_step_names_its_line(tmp_path: Path) -> None:
+    write(tmp_path, "lesson.yaml", META)
+    (tmp_path / "01-a.md").write_bytes(b"---\ntitle: A\n---\nline four \xff\n")
+    with pytest.raises(LessonError) as info:
+        load_lesson(tmp_path)
+    assert [str(d) for d in info.value.diagnostics] == [
+        f"{tmp_path / '01-a.md'}:4: file is not valid UTF-8: save it as UTF-8"
+    ]
+
+
+def test_duplicate_step_numbers(tmp_path: Path) -> None:
+    write(tmp_path, "lesson.yaml", META)
+    write(tmp_path, "01-a.md", "---\ntitle: A\n---\n")
+    write(tmp_path, "01-b.md", "---\ntitle: B\n---\n")
+    with pytest.raises(LessonError) as info:
+        load_lesson(tmp_path)
+    assert "duplicate step number 1 (also 01-a.md)" in str(info.value)

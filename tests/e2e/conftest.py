@@ -1,0 +1,122 @@
+"""End-to-end fixtures: a real uvicorn server on loopback and a real headless Chromium.
+
+Chromium is Debian's (``/usr/bin/chromium``, or ``PROMPTDOJO_CHROMIUM``), driven by Playwright.
+Without it the browser tests are skipped locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("PROMPTDOJO_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+def start_server(
+    lessons: Path, tmp: Path, *extra: str, python: Path | str = sys.executable
+) -> Server:
+    """Start ``promptdojo serve`` on a free loopback port and wait until it answers."""
+    port = _free_port()
+    log = tmp / f"server-{port}.log"
+    process = subprocess.Popen(
+        [str(python), "-m", "promptdojo", "serve", str(lessons), "--port", str(port), *extra],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        cwd=tmp,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1):
+                return Server(url, process, log)
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"server did not answer within 30 s:\n{log.read_text()}")
+
+
+def stop_server(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+
+
+@pytest.fixture(scope="session")
+def server(fixture_lessons: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The fixture lessons served by a real uvicorn."""
+    srv = start_server(fixture_lessons, tmp_path_factory.mktemp("server"))
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Debian Chromium through Playwright."""
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; browser tests never skip under CI=true")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A fresh browser context and page; console errors are kept on ``page.console_errors``."""
+    context = browser.new_context()  # type: ignore[attr-defined]
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    yield pg
+    context.close()

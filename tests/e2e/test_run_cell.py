@@ -1,0 +1,53 @@
+"""The whole path: lesson file → server → page → worker → Pyodide → output under the cell."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Server
+
+BOOT_TIMEOUT_MS = 90_000
+
+
+def wait_ready(page: Page) -> None:
+    expect(page.locator(".kernel-status")).to_have_attribute(
+        "data-phase", "ready", timeout=BOOT_TIMEOUT_MS
+    )
+
+
+def test_run_prints_output_made_by_pyodide_in_the_worker(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    assert page.evaluate("crossOriginIsolated") is True
+    first = page.locator(".cell").nth(0)
+    first.get_by_role("button", name="Run").click()
+    # Only Pyodide reports sys.platform == "emscripten"; CPython on the server would say "linux".
+    expect(first.locator(".cell-output")).to_have_text("platform: emscripten", timeout=20_000)
+    assert page.console_errors == []
+
+
+def test_cells_share_the_step_namespace_and_show_the_last_value(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    second = page.locator(".cell").nth(1)
+    second.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\nanswer + 1")
+    page.keyboard.press("Control+Enter")
+    expect(second.locator(".cell-output")).to_have_text("43", timeout=20_000)
+
+
+def test_traceback_is_numbered_in_the_cell_and_hides_the_runtime(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/hello/2")
+    wait_ready(page)
+    cell = page.locator(".cell").nth(0)
+    cell.get_by_role("button", name="Run").click()
+    output = cell.locator(".cell-output .error")
+    expect(output).to_contain_text("ZeroDivisionError: division by zero", timeout=20_000)
+    text = output.inner_text()
+    assert 'File "<cell cell-1>", line 5' in text
+    assert 'File "<cell cell-1>", line 2, in inverse' in text
+    assert "kernel.py" not in text
+    assert "pyodide" not in text.lower()

@@ -1,0 +1,73 @@
+"""The cell kernel: namespaces, last-expression values, rich reprs and trimmed tracebacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptdojo.kernel import Kernel
+
+
+def test_cells_of_a_step_share_a_namespace_and_steps_do_not() -> None:
+    kernel = Kernel()
+    assert kernel.run("x = 41", key="a").ok
+    assert kernel.run("x + 1", key="a").value["text/plain"] == "42"
+    other = kernel.run("x", key="b")
+    assert not other.ok
+    assert other.error_type == "NameError"
+
+
+def test_only_a_last_bare_expression_is_shown() -> None:
+    kernel = Kernel()
+    assert kernel.run("1 + 1\ny = 3").value == {}
+    assert kernel.run("None").value == {}
+    assert kernel.run("print('hi')").value == {}
+    assert kernel.run("[1, 2]").value == {"text/plain": "[1, 2]"}
+
+
+def test_rich_reprs_come_with_the_plain_one() -> None:
+    code = (
+        "class Pic:\n"
+        "    def _repr_svg_(self):\n"
+        "        return '<svg/>'\n"
+        "    def __repr__(self):\n"
+        "        return 'Pic()'\n"
+        "Pic()"
+    )
+    assert Kernel().run(code).value == {"image/svg+xml": "<svg/>", "text/plain": "Pic()"}
+
+
+def test_traceback_uses_cell_lines_and_hides_the_kernel() -> None:
+    code = "def f(x):\n    return 1 / x\n\nf(0)"
+    result = Kernel().run(code, cell_id="c7")
+    assert not result.ok
+    assert result.error_type == "ZeroDivisionError"
+    assert result.error_line == 2
+    assert result.traceback is not None
+    assert 'File "<cell c7>", line 4, in <module>' in result.traceback
+    assert 'File "<cell c7>", line 2, in f' in result.traceback
+    assert "kernel.py" not in result.traceback
+
+
+def test_syntax_error_reports_its_line() -> None:
+    result = Kernel().run("x = 1\nif x\n    pass", cell_id="s")
+    assert not result.ok
+    assert result.error_type == "SyntaxError"
+    assert result.error_line == 2
+
+
+def test_keyboard_interrupt_is_a_cell_failure_not_a_kernel_crash() -> None:
+    result = Kernel().run("raise KeyboardInterrupt")
+    assert not result.ok
+    assert result.error_type == "KeyboardInterrupt"
+
+
+def test_system_exit_is_not_swallowed() -> None:
+    with pytest.raises(SystemExit):
+        Kernel().run("raise SystemExit(3)")
+
+
+def test_reset_forgets_a_namespace() -> None:
+    kernel = Kernel()
+    kernel.run("x = 1", key="k")
+    kernel.reset("k")
+    assert kernel.run("x", key="k").error_type == "NameError"

@@ -1,0 +1,82 @@
+"""Assets, the Pyodide core, the learner bundle, and the headers that make the page isolated."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from fastapi.testclient import TestClient
+
+
+def _config_value(client: TestClient, name: str) -> str:
+    text = client.get("/lessons/hello/1").text
+    match = re.search(rf"&#34;{name}&#34;: &#34;([^&]*)&#34;", text)
+    assert match is not None, name
+    return match.group(1)
+
+
+def test_every_response_is_cross_origin_isolated_and_locked_down(client: TestClient) -> None:
+    for url in ("/", "/lessons/hello/1", "/lessons/nope/1", _config_value(client, "workerUrl")):
+        headers = client.get(url).headers
+        assert headers["cross-origin-opener-policy"] == "same-origin", url
+        assert headers["cross-origin-embedder-policy"] == "require-corp", url
+        assert headers["x-content-type-options"] == "nosniff", url
+        csp = headers["content-security-policy"]
+        script_src = next(d for d in csp.split("; ") if d.startswith("script-src"))
+        assert "'unsafe-inline'" not in script_src
+        assert "'unsafe-eval'" not in script_src
+        assert "'wasm-unsafe-eval'" in script_src
+
+
+def test_hashed_assets_are_immutable_and_pages_are_not(client: TestClient) -> None:
+    worker = client.get(_config_value(client, "workerUrl"))
+    assert worker.status_code == 200
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert worker.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert client.get("/lessons/hello/1").headers["cache-control"] == "no-cache"
+
+
+def test_pyodide_core_is_served_with_the_right_types(client: TestClient) -> None:
+    base = _config_value(client, "pyodideUrl")
+    wasm = client.get(base + "pyodide.asm.wasm")
+    assert wasm.status_code == 200
+    assert wasm.headers["content-type"] == "application/wasm"
+    assert wasm.content[:4] == b"\0asm"
+    module = client.get(base + "pyodide.mjs")
+    assert module.headers["content-type"].startswith("text/javascript")
+
+
+def test_learner_bundle_holds_the_learner_room_only(client: TestClient) -> None:
+    url = _config_value(client, "bundleUrl")
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+    names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
+    assert "promptdojo/__init__.py" in names
+    assert "promptdojo/kernel.py" in names
+    assert not [n for n in names if n.startswith(("promptdojo/web", "promptdojo/course"))]
+    assert not [n for n in names if n.endswith("cli.py") or "__pycache__" in n]
+
+
+def test_a_stale_bundle_name_is_a_404(client: TestClient) -> None:
+    assert client.get("/bundle/promptdojo-0000000000000000.zip").status_code == 404
+
+
+def test_missing_package_says_what_to_do(client: TestClient) -> None:
+    response = client.get("/packages/numpy-2.4.6-cp314-cp314-pyemscripten_2026_0_wasm32.whl")
+    assert response.status_code == 404
+    assert "not in the package cache" in response.json()["detail"]
+
+
+def test_assets_cannot_reach_outside_their_folder(client: TestClient) -> None:
+    for url in (
+        "/assets/../pyproject.toml",
+        "/assets/%2e%2e/%2e%2e/pyproject.toml",
+        "/assets/..%2f..%2fpyproject.toml",
+        "/packages/..%2f..%2fpyproject.toml",
+        "/bundle/..%2fpyproject.toml",
+    ):
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert b"[project]" not in response.content

@@ -1,0 +1,73 @@
+"""Routes: the index, step pages, and the errors a bad URL gets."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from fastapi.testclient import TestClient
+
+HTML = {"accept": "text/html"}
+
+
+def test_index_lists_lessons_with_chapter_and_step_count(client: TestClient) -> None:
+    response = client.get("/", headers=HTML)
+    assert response.status_code == 200
+    assert 'href="/lessons/hello/1"' in response.text
+    assert "Hello, Pyodide" in response.text
+    assert "ch 0 · fixtures" in response.text
+    assert "2 steps" in response.text
+
+
+def test_step_page_renders_prose_and_cells(client: TestClient) -> None:
+    response = client.get("/lessons/hello/1", headers=HTML)
+    assert response.status_code == 200
+    text = response.text
+    assert "<h1>Where does this code run?</h1>" in text
+    assert "This step's cells need only the standard library." in text
+    assert text.count('class="cell"') == 2
+    assert "print(&#34;platform:&#34;, sys.platform)" in text
+    assert 'aria-label="Run"' in text
+    assert 'rel="next" href="/lessons/hello/2"' in text
+    assert 'rel="prev"' not in text
+
+
+def test_step_page_carries_kernel_config(client: TestClient) -> None:
+    text = client.get("/lessons/hello/2", headers=HTML).text
+    raw = re.search(r'data-kernel="([^"]*)"', text)
+    assert raw is not None
+    config = json.loads(raw.group(1).replace("&#34;", '"').replace("&amp;", "&"))
+    assert config["lesson"] == "hello"
+    assert config["step"] == 2
+    assert config["workerUrl"].startswith("/assets/worker-")
+    assert config["pyodideUrl"] == "/assets/pyodide/314.0.7/"
+    assert re.fullmatch(r"/bundle/promptdojo-[0-9a-f]{16}\.zip", config["bundleUrl"])
+    assert config["packages"] == []
+
+
+def test_lesson_url_redirects_to_first_step(client: TestClient) -> None:
+    response = client.get("/lessons/hello", follow_redirects=False)
+    assert response.status_code == 307
+    assert response.headers["location"] == "/lessons/hello/1"
+
+
+def test_unknown_lesson_is_a_404_page_not_a_traceback(client: TestClient) -> None:
+    response = client.get("/lessons/nope/1", headers=HTML)
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+    assert "There is no lesson called “nope”." in response.text
+    assert 'href="/"' in response.text
+    assert "Traceback" not in response.text
+
+
+def test_step_number_out_of_range_is_a_404_naming_the_range(client: TestClient) -> None:
+    for number in ("0", "3", "99999999999999999999", "-1", "two"):
+        response = client.get(f"/lessons/hello/{number}", headers=HTML)
+        assert response.status_code == 404, number
+        assert "has steps 1 to 2" in response.text
+
+
+def test_unknown_route_without_html_accept_gets_json(client: TestClient) -> None:
+    response = client.get("/nothing-here", headers={"accept": "application/json"})
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not Found"}
