@@ -73,11 +73,30 @@ def _mime_bundle(value: Any) -> dict[str, str]:
     return bundle
 
 
+class _UnavailableFinder:
+    """A ``sys.meta_path`` finder that fails imports of packages the runtime could not load."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, str] = {}
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        reason = self.reasons.get(fullname.partition(".")[0])
+        if reason is not None:
+            raise ModuleNotFoundError(reason, name=fullname)
+
+
 class Kernel:
     """Namespaces per step, and the code that runs one cell in one of them."""
 
     def __init__(self) -> None:
         self.namespaces: dict[str, dict[str, Any]] = {}
+        self._unavailable = _UnavailableFinder()
+
+    def mark_unavailable(self, package: str, reason: str) -> None:
+        """Make ``import package`` fail at once with ``reason`` instead of a bare "No module"."""
+        self._unavailable.reasons[package] = reason
+        if self._unavailable not in sys.meta_path:
+            sys.meta_path.insert(0, self._unavailable)
 
     def namespace(self, key: str) -> dict[str, Any]:
         """The namespace of step ``key``, created on first use."""

@@ -71,3 +71,16 @@ def test_reset_forgets_a_namespace() -> None:
     kernel.run("x = 1", key="k")
     kernel.reset("k")
     assert kernel.run("x", key="k").error_type == "NameError"
+
+
+def test_an_unavailable_package_fails_at_once_with_the_reason() -> None:
+    kernel = Kernel()
+    kernel.mark_unavailable("promptdojo_missing_pkg", "not in the package cache")
+    try:
+        result = kernel.run("import promptdojo_missing_pkg.sub")
+    finally:
+        import sys
+
+        sys.meta_path.remove(kernel._unavailable)
+    assert result.error_type == "ModuleNotFoundError"
+    assert result.error_message == "not in the package cache"

@@ -77,7 +77,16 @@ export async function bootKernel({
       }
     }
   }
-  const kernel = new Kernel(pyodide, kernelModule.Kernel(), missing);
+  const pyKernel = kernelModule.Kernel();
+  for (const [name, detail] of Object.entries(missing)) {
+    pyKernel.mark_unavailable(
+      name,
+      `${name} is not available: the server could not provide its Pyodide package ` +
+        `(${detail.split("\n")[0]}). Ask whoever runs this server to add ${name} to its ` +
+        "package cache.",
+    );
+  }
+  const kernel = new Kernel(pyodide, pyKernel, missing);
   onPhase("ready", { missing: Object.keys(missing) });
   return kernel;
 }

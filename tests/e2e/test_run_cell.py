@@ -51,3 +51,14 @@ def test_traceback_is_numbered_in_the_cell_and_hides_the_runtime(
     assert 'File "<cell cell-1>", line 2, in inverse' in text
     assert "kernel.py" not in text
     assert "pyodide" not in text.lower()
+
+
+def test_missing_package_fails_at_once_with_a_clear_message(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/needs-numpy/1")
+    wait_ready(page)
+    expect(page.locator(".kernel-status")).to_contain_text("without numpy")
+    cell = page.locator(".cell").nth(0)
+    cell.get_by_role("button", name="Run").click()
+    error = cell.locator(".cell-output .error")
+    expect(error).to_contain_text("ModuleNotFoundError: numpy is not available", timeout=10_000)
+    expect(error).to_contain_text("package cache")
