@@ -12,13 +12,14 @@ NODE_OK   := node_modules/.installed
 ASSETS    := static/build/manifest.json
 FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs
 
-.PHONY: all install build serve test lint format test-fast clean help
+.PHONY: all install build serve test lint format test-fast test-pyodide clean help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make serve   set up, build, and serve the lessons at http://$(HOST):$(PORT)"
 	@echo "make test    set up, build, lint, and run every test (browser tests included)"
 	@echo "make build   build the front-end assets only"
+	@echo "make test-pyodide  run the library's tests in real Pyodide (needs numpy in the cache)"
 	@echo "make clean   remove the venv, node_modules and built assets"
 
 $(BIN)/python:
@@ -53,6 +54,9 @@ format: install
 
 test: lint
 	$(BIN)/python -m pytest
+
+test-pyodide: install
+	$(BIN)/python scripts/test_pyodide.py
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not browser and not slow"

@@ -20,6 +20,39 @@ def _main() -> None:
     """Interactive lessons on LLM inference: serve them, author them, check them."""
 
 
+DEFAULT_CACHE = Path(".cache/pyodide-packages")
+
+pyodide_app = typer.Typer(help="Pyodide packages for the browser kernel.", no_args_is_help=True)
+app.add_typer(pyodide_app, name="pyodide")
+
+
+@pyodide_app.command("fetch")
+def pyodide_fetch(
+    packages: Annotated[
+        list[str] | None, typer.Argument(help="Packages to fetch, e.g. numpy (default: numpy).")
+    ] = None,
+    cache: Annotated[Path, typer.Option(help="The package cache folder to fill.")] = DEFAULT_CACHE,
+    upstream: Annotated[
+        str | None,
+        typer.Option(help="Where wheels come from (default: the official Pyodide CDN)."),
+    ] = None,
+) -> None:
+    """Pre-fill the package cache, e.g. before teaching an offline class."""
+    from promptdojo.checking.pyodide import core_dir
+    from promptdojo.web.package_cache import DEFAULT_UPSTREAM, Lock, PackageError, fetch
+
+    lock = Lock.read(core_dir())
+    source = upstream or DEFAULT_UPSTREAM.format(version=lock.version)
+    try:
+        fetched = fetch(packages or ["numpy"], cache, lock, source)
+    except PackageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for path in fetched:
+        typer.echo(f"fetched {path}")
+    typer.echo(f"{cache}: {', '.join(lock.with_dependencies(packages or ['numpy']))} cached")
+
+
 @app.command()
 def serve(
     lessons_dir: Annotated[
@@ -31,6 +64,12 @@ def serve(
     dev: Annotated[
         bool, typer.Option("--dev", help="Development mode: show broken lessons' errors.")
     ] = False,
+    reload: Annotated[
+        bool,
+        typer.Option(
+            "--reload", help="Watch LESSONS_DIR and refresh open pages on change (implies --dev)."
+        ),
+    ] = False,
     package_cache: Annotated[
         Path | None,
         typer.Option(help="Folder of Pyodide package wheels (e.g. numpy) to serve to browsers."),
@@ -39,15 +78,17 @@ def serve(
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT."""
     import uvicorn
 
-    from promptdojo.web import Settings, create_app
+    from promptdojo.web.app import create_app
     from promptdojo.web.assets import AssetsMissingError
+    from promptdojo.web.settings import Settings
 
     if not lessons_dir.is_dir():
         raise typer.BadParameter(f"{lessons_dir} is not a folder", param_hint="LESSONS_DIR")
     settings = Settings(
         lessons_dir=lessons_dir.resolve(),
-        dev=dev,
-        package_cache_dir=(package_cache or Path(".cache/pyodide-packages")).resolve(),
+        dev=dev or reload,
+        reload=reload,
+        package_cache_dir=(package_cache or DEFAULT_CACHE).resolve(),
     )
     try:
         application = create_app(settings)
@@ -55,4 +96,71 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")
-    uvicorn.run(application, host=host, port=port, log_level="info")
+    # Open live-reload streams must not hold up Ctrl+C.
+    uvicorn.run(application, host=host, port=port, log_level="info", timeout_graceful_shutdown=2)
+
+
+@app.command()
+def validate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Lesson folders, or folders of lessons (default: lessons)."),
+    ] = None,
+) -> None:
+    """Check lessons without running them; print every mistake as FILE:LINE: what: fix."""
+    from promptdojo.course.validate import validate as run_validation
+
+    result = run_validation(paths or [Path("lessons")])
+    for diagnostic in result.diagnostics:
+        typer.echo(str(diagnostic))
+    count = len(result.diagnostics)
+    lessons = len(result.lessons)
+    typer.echo(
+        f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
+        f"{count} problem{'s' if count != 1 else ''}",
+        err=bool(count),
+    )
+    if count:
+        raise typer.Exit(1)
+
+
+@app.command()
+def new(
+    lesson_id: Annotated[str, typer.Argument(help="The lesson's id, e.g. top-p-sampling.")],
+    lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(
+        "lessons"
+    ),
+    title: Annotated[str, typer.Option(help="The lesson's title.")] = "",
+    chapter: Annotated[str, typer.Option(help="Its chapter line.")] = "",
+) -> None:
+    """Create a new lesson with a first step that validates."""
+    from promptdojo.course.scaffold import ScaffoldError, new_lesson
+
+    try:
+        folder = new_lesson(lessons_dir, lesson_id, title=title, chapter=chapter)
+    except ScaffoldError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for path in sorted(folder.iterdir()):
+        typer.echo(f"created {path}")
+
+
+@app.command("new-step")
+def new_step(
+    lesson: Annotated[str, typer.Argument(help="Lesson folder, or a lesson id under --dir.")],
+    title: Annotated[str, typer.Argument(help="The step's title.")],
+    lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(
+        "lessons"
+    ),
+) -> None:
+    """Add the next numbered step to a lesson."""
+    from promptdojo.course.scaffold import ScaffoldError
+    from promptdojo.course.scaffold import new_step as add_step
+
+    folder = Path(lesson) if Path(lesson).is_dir() else lessons_dir / lesson
+    try:
+        path = add_step(folder, title)
+    except ScaffoldError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"created {path}")

@@ -91,6 +91,8 @@ class Kernel:
     def __init__(self) -> None:
         self.namespaces: dict[str, dict[str, Any]] = {}
         self._unavailable = _UnavailableFinder()
+        #: Filenames cells were compiled under; only their frames appear in tracebacks.
+        self._cell_files: set[str] = set()
 
     def mark_unavailable(self, package: str, reason: str) -> None:
         """Make ``import package`` fail at once with ``reason`` instead of a bare "No module"."""
@@ -112,14 +114,31 @@ class Kernel:
         """Forget step ``key``'s namespace, so the next run starts clean."""
         self.namespaces.pop(key, None)
 
-    def run(self, code: str, key: str = "default", cell_id: str = "cell") -> CellResult:
-        """Run ``code`` in the namespace ``key``; ``cell_id`` names it in tracebacks."""
-        filename = f"{CELL_FILENAME_PREFIX}{cell_id}>"
+    def run(
+        self,
+        code: str,
+        key: str = "default",
+        cell_id: str = "cell",
+        filename: str | None = None,
+        first_line: int = 1,
+    ) -> CellResult:
+        """Run ``code`` in the namespace ``key``.
+
+        Tracebacks name the cell ``<cell ID>`` with lines counted from 1, or, given ``filename``
+        and ``first_line``, the file the cell came from with that file's line numbers (the cell
+        check uses this to point at the markdown).
+        """
+        filename = filename or f"{CELL_FILENAME_PREFIX}{cell_id}>"
+        self._cell_files.add(filename)
         ns = self.namespace(key)
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
         except SyntaxError as exc:
+            if exc.lineno is not None:
+                exc.lineno += first_line - 1
             return self._syntax_error(exc)
+        if first_line != 1:
+            ast.increment_lineno(tree, first_line - 1)
         last_expr: ast.Expression | None = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last_expr = ast.Expression(body=tree.body.pop().value)
@@ -132,7 +151,7 @@ class Kernel:
         except BaseException as exc:
             if isinstance(exc, SystemExit | GeneratorExit):
                 raise
-            return self._runtime_error(exc)
+            return self._runtime_error(exc, self._cell_files)
         result = CellResult(ok=True)
         if value is not None:
             ns["_"] = value
@@ -151,11 +170,11 @@ class Kernel:
         )
 
     @staticmethod
-    def _runtime_error(exc: BaseException) -> CellResult:
+    def _runtime_error(exc: BaseException, cell_files: set[str]) -> CellResult:
         frames = [
             frame
             for frame in traceback.extract_tb(exc.__traceback__)
-            if frame.filename.startswith(CELL_FILENAME_PREFIX)
+            if frame.filename in cell_files
         ]
         lines = ["Traceback (most recent call last):\n"] if frames else []
         lines += traceback.format_list(frames)

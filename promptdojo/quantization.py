@@ -139,7 +139,7 @@ def quantize_symmetric(
         grouped.max(axis=reduce_axes, keepdims=True), -grouped.min(axis=reduce_axes, keepdims=True)
     )
     scale = np.where(absmax > 0, absmax / qmax, 1.0).astype(array.dtype)
-    codes = np.multiply(grouped, 1.0 / scale, dtype=array.dtype)
+    codes = np.divide(grouped, scale, dtype=array.dtype)
     np.rint(codes, out=codes)
     np.clip(codes, -qmax, qmax, out=codes)
     return QuantizedTensor(

@@ -38,6 +38,7 @@ const result = await esbuild.build({
   entryPoints: {
     app: path.join(root, "static/js/main.js"),
     worker: path.join(root, "static/js/worker.js"),
+    live: path.join(root, "static/js/live.js"),
     style: path.join(root, "static/css/style.css"),
   },
   outdir: out,

@@ -84,3 +84,15 @@ def test_an_unavailable_package_fails_at_once_with_the_reason() -> None:
         sys.meta_path.remove(kernel._unavailable)
     assert result.error_type == "ModuleNotFoundError"
     assert result.error_message == "not in the package cache"
+
+
+def test_tracebacks_can_point_at_the_markdown_file_and_line(tmp_path) -> None:
+    md = tmp_path / "01-step.md"
+    md.write_text("---\ntitle: T\n---\n\n```python\ndef f(x):\n    return 1 / x\nf(0)\n```\n")
+    result = Kernel().run("def f(x):\n    return 1 / x\nf(0)", filename=str(md), first_line=6)
+    assert result.error_line == 7
+    assert f'File "{md}", line 8, in <module>' in result.traceback
+    assert f'File "{md}", line 7, in f' in result.traceback
+    assert "return 1 / x" in result.traceback  # the source line comes from the markdown file
+    syntax = Kernel().run("x = 1\nif x\n    pass", filename=str(md), first_line=6)
+    assert syntax.error_line == 7

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import promptdojo
-from promptdojo.web.bundle import LEARNER_MODULES
+from promptdojo.bundle import LEARNER_MODULES
 
 PACKAGE = Path(promptdojo.__file__).parent
 ALLOWED_THIRD_PARTY = {"numpy"}

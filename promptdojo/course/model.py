@@ -7,6 +7,7 @@ only read it. Nothing downstream re-parses markdown.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 
@@ -42,20 +43,68 @@ class LessonError(Exception):
         super().__init__("\n".join(str(d) for d in diagnostics))
 
 
+class CellKind(StrEnum):
+    """What a python cell is for; set with a class attribute, e.g. ``{.exercise}``."""
+
+    CODE = "code"  # editable and runnable (the default)
+    READONLY = "readonly"  # runnable, not editable
+    SETUP = "setup"  # hidden; runs before the step's other cells
+    EXERCISE = "exercise"  # starter code the learner completes
+    CHECK = "check"  # hidden; runs after an exercise, fails it by raising
+    SOLUTION = "solution"  # an exercise's solution, revealed on request
+
+
 @dataclass(frozen=True)
 class Cell:
-    """A fenced python block of a step: code the learner can edit and run."""
+    """A fenced python block of a step."""
 
     id: str
     code: str
     #: Where the first line of code is (the line after the opening fence).
     location: Location
-    editable: bool = True
+    kind: CellKind = CellKind.CODE
+    #: For checks and solutions: the id of their exercise.
+    exercise: str | None = None
+    #: Name of the exception this cell is expected to raise, e.g. ``"ZeroDivisionError"``.
+    raises: str | None = None
+    #: Seconds this cell may run; ``None`` means the lesson's default.
+    time_limit: float | None = None
+    #: Why the cell check skips this cell (``no-ci="..."``); ``None`` means it runs in CI.
+    no_ci: str | None = None
 
     @property
     def first_line(self) -> int:
         """Markdown line of the cell's first code line."""
         return self.location.line or 1
+
+    @property
+    def editable(self) -> bool:
+        """Whether the learner may edit it."""
+        return self.kind in (CellKind.CODE, CellKind.EXERCISE)
+
+    @property
+    def visible(self) -> bool:
+        """Whether it appears as an editor on the page."""
+        return self.kind in (CellKind.CODE, CellKind.READONLY, CellKind.EXERCISE)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One progressive hint of an exercise, rendered to HTML."""
+
+    html: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Starter code, the check that judges it, hints in order, and the solution."""
+
+    id: str
+    starter: Cell
+    check: Cell
+    hints: tuple[Hint, ...] = ()
+    solution: Cell | None = None
 
 
 @dataclass(frozen=True)
@@ -67,18 +116,24 @@ class Prose:
 
 @dataclass(frozen=True)
 class Step:
-    """One page of a lesson: prose and cells in reading order."""
+    """One page of a lesson: prose and visible cells in reading order, plus hidden parts."""
 
     number: int
     slug: str
     title: str
     path: Path
     parts: tuple[Prose | Cell, ...]
+    setup: tuple[Cell, ...] = ()
+    exercises: tuple[Exercise, ...] = ()
 
     @property
     def cells(self) -> tuple[Cell, ...]:
-        """The step's cells in order."""
+        """The visible cells in order."""
         return tuple(p for p in self.parts if isinstance(p, Cell))
+
+    def exercise(self, cell_id: str) -> Exercise | None:
+        """The exercise whose starter is ``cell_id``."""
+        return next((e for e in self.exercises if e.id == cell_id), None)
 
 
 @dataclass(frozen=True)
@@ -100,3 +155,7 @@ class Lesson:
         if 1 <= number <= len(self.steps):
             return self.steps[number - 1]
         return None
+
+    def time_limit_of(self, cell: Cell) -> float:
+        """The cell's own time limit, or the lesson's default."""
+        return cell.time_limit if cell.time_limit is not None else self.time_limit

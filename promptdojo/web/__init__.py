@@ -1,6 +1,5 @@
-"""The web server and browser runtime: FastAPI app factory, pages, assets and the learner bundle."""
+"""The web server and browser runtime: FastAPI app factory, pages, assets and package files.
 
-from promptdojo.web.app import create_app
-from promptdojo.web.settings import Settings
-
-__all__ = ["Settings", "create_app"]
+Import :func:`promptdojo.web.app.create_app` for the app; this package's ``__init__`` stays empty so
+that other rooms can read :mod:`promptdojo.web.resources` without loading FastAPI.
+"""

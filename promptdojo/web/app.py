@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
+from promptdojo.bundle import build_bundle
 from promptdojo.web import pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
-from promptdojo.web.bundle import build_bundle
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import SecurityHeadersMiddleware
+from promptdojo.web.live import LiveReload
 from promptdojo.web.resources import build_dir, templates_dir
 from promptdojo.web.settings import Settings
 from promptdojo.web.staticfiles import ImmutableStaticFiles
@@ -30,14 +34,45 @@ def create_app(settings: Settings) -> FastAPI:
     """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
     manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
     templates = Jinja2Templates(directory=str(templates_dir()))
-    templates.env.globals.update(asset=manifest.url, version=__version__)
+    dev = settings.dev or settings.reload
+    templates.env.globals.update(
+        asset=manifest.url, version=__version__, dev=dev, live_reload=settings.reload
+    )
+    lessons_dir = Path(settings.lessons_dir)
+    live = None
 
-    app = FastAPI(title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None)
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(live.watch()) if live is not None else None
+        yield
+        if live is not None and task is not None:
+            await live.stop()
+            await task
+
+    app = FastAPI(
+        title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
     app.state.settings = settings
+    app.state.dev = dev
     app.state.manifest = manifest
     app.state.templates = templates
-    app.state.catalog = Catalog.load(Path(settings.lessons_dir))
+    app.state.catalog = Catalog.load(lessons_dir)
     app.state.bundle = build_bundle()
+
+    if settings.reload:
+
+        def reload_catalog() -> None:
+            app.state.catalog = Catalog.load(lessons_dir)
+
+        live = LiveReload(lessons_dir, reload_catalog)
+
+        @app.get("/_live", include_in_schema=False)
+        async def live_events(request: Request) -> StreamingResponse:
+            return StreamingResponse(
+                live.events(request),
+                media_type="text/event-stream",
+                headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+            )
 
     app.add_middleware(SecurityHeadersMiddleware)
     app.include_router(pages.router)
@@ -55,6 +90,16 @@ def create_app(settings: Settings) -> FastAPI:
             "error.html",
             {"status": exc.status_code, "detail": exc.detail},
             status_code=exc.status_code,
+        )
+
+    @app.exception_handler(pages.BrokenLessonError)
+    async def broken_lesson(request: Request, exc: pages.BrokenLessonError) -> Response:
+        return templates.TemplateResponse(
+            request,
+            "lesson_errors.html",
+            {"folder": exc.folder, "diagnostics": exc.diagnostics},
+            status_code=500,
+            headers={"cache-control": "no-cache"},
         )
 
     @app.get("/healthz", include_in_schema=False)

@@ -6,7 +6,14 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptdojo.course import Diagnostic, Lesson, LessonError, discover, load_lesson
+from promptdojo.course import (
+    Diagnostic,
+    Lesson,
+    LessonError,
+    Location,
+    discover,
+    load_lesson,
+)
 
 log = logging.getLogger("promptdojo.web")
 
@@ -34,6 +41,12 @@ class Catalog:
                 catalog.broken[folder] = exc.diagnostics
                 for diagnostic in exc.diagnostics:
                     log.warning("lesson left out: %s", diagnostic)
+                continue
+            except Exception as exc:  # a parser bug must not take the other lessons down
+                log.exception("lesson left out: %s: the parser failed", folder)
+                catalog.broken[folder] = [
+                    Diagnostic(Location(folder), f"the lesson parser failed: {exc!r}")
+                ]
                 continue
             if lesson.id in catalog.lessons:
                 other = catalog.lessons[lesson.id].path

@@ -11,9 +11,22 @@ from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 router = APIRouter()
 
 
+class BrokenLessonError(Exception):
+    """In development mode, a request for a lesson that failed to load."""
+
+    def __init__(self, folder: str, diagnostics: list) -> None:
+        self.folder = folder
+        self.diagnostics = diagnostics
+
+
 def _lesson(request: Request, lesson_id: str) -> Lesson:
-    lesson = request.app.state.catalog.lessons.get(lesson_id)
+    catalog = request.app.state.catalog
+    lesson = catalog.lessons.get(lesson_id)
     if lesson is None:
+        if request.app.state.dev:
+            for folder, diagnostics in catalog.broken.items():
+                if folder.name == lesson_id:
+                    raise BrokenLessonError(folder.name, diagnostics)
         raise HTTPException(404, f"There is no lesson called “{lesson_id}”.")
     return lesson
 
@@ -23,8 +36,12 @@ async def index(request: Request) -> Response:
     """Every lesson with its title, chapter and number of steps."""
     catalog = request.app.state.catalog
     lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
+    broken = sorted(catalog.broken.items()) if request.app.state.dev else []
     return request.app.state.templates.TemplateResponse(
-        request, "index.html", {"lessons": lessons}, headers={"cache-control": "no-cache"}
+        request,
+        "index.html",
+        {"lessons": lessons, "broken": broken},
+        headers={"cache-control": "no-cache"},
     )
 
 
@@ -55,9 +72,15 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
         "lesson": lesson.id,
         "step": step.number,
     }
+    # Hidden code the page runs but does not show: setup cells and exercise checks.
+    step_data = {
+        "setup": [{"id": c.id, "code": c.code} for c in step.setup],
+        "checks": {e.id: e.check.code for e in step.exercises},
+        "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
+    }
     return state.templates.TemplateResponse(
         request,
         "step.html",
-        {"lesson": lesson, "step": step, "kernel": kernel},
+        {"lesson": lesson, "step": step, "kernel": kernel, "step_data": step_data},
         headers={"cache-control": "no-cache"},
     )

@@ -35,7 +35,7 @@ async def package(request: Request, filename: str) -> Response:
     if path is None or not path.is_file():
         raise HTTPException(
             404,
-            f"{filename} is not in the package cache: copy the wheel from a Pyodide "
-            f"release into {cache_dir or 'a folder'} and pass it as --package-cache",
+            f"{filename} is not in the package cache {cache_dir}: "
+            "run `promptdojo pyodide fetch` to fill it",
         )
     return FileResponse(path, headers={"cache-control": IMMUTABLE})

@@ -24,3 +24,10 @@ def templates_dir() -> Path:
 def build_dir() -> Path:
     """Front-end assets built by ``npm run build`` (hashed bundles and the Pyodide core)."""
     return _locate("static", "build")
+
+
+def pyodide_core_dir() -> Path | None:
+    """The pinned Pyodide core (``pyodide/<version>`` in the build), or ``None`` if not built."""
+    root = build_dir() / "pyodide"
+    versions = sorted(p for p in root.glob("*") if (p / "pyodide-lock.json").is_file())
+    return versions[-1] if versions else None

@@ -14,6 +14,8 @@ class Settings:
     lessons_dir: Path
     #: Development mode: authors see a broken lesson's errors instead of a missing lesson.
     dev: bool = False
+    #: Watch the lessons folder and refresh open pages when a file changes (implies ``dev``).
+    reload: bool = False
     #: Folder of cached Pyodide packages (wheels named in pyodide-lock.json).
     package_cache_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.

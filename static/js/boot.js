@@ -34,6 +34,7 @@ function streamWriter(emit) {
  * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
+ * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
  * @returns {Promise<Kernel>}
  */
 export async function bootKernel({
@@ -44,9 +45,10 @@ export async function bootKernel({
   bundle,
   onStream,
   onPhase = () => {},
+  pyodideOptions = {},
 }) {
   onPhase("starting");
-  const config = { indexURL, fullStdLib: false };
+  const config = { indexURL, ...pyodideOptions };
   if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
   const pyodide = await loadPyodide(config);
   pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));

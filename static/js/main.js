@@ -32,6 +32,7 @@ function showResult(output, result) {
 
 function main() {
   const config = JSON.parse(document.body.dataset.kernel);
+  const stepData = JSON.parse(document.getElementById("step-data")?.textContent || "{}");
   const status = document.querySelector(".kernel-status");
   const cells = [...document.querySelectorAll(".cell")];
   const key = `${config.lesson}/${config.step}`;
@@ -47,9 +48,21 @@ function main() {
     status.textContent = text;
     if (phase === "ready") {
       isReady = true;
-      for (const button of document.querySelectorAll(".cell .run")) button.disabled = false;
+      for (const button of document.querySelectorAll(".cell button")) button.disabled = false;
     }
   });
+
+  // Hidden setup cells run once, before the first cell of the step.
+  let setupDone = null;
+  const ensureSetup = () => {
+    setupDone ??= (async () => {
+      for (const setup of stepData.setup ?? []) {
+        const result = await kernel.run(setup.code, { key, cellId: setup.id });
+        if (!result.ok) console.error(`setup cell ${setup.id} failed`, result.traceback);
+      }
+    })();
+    return setupDone;
+  };
 
   for (const cell of cells) {
     const pre = cell.querySelector(".cell-source");
@@ -57,29 +70,47 @@ function main() {
     const output = cell.querySelector(".cell-output");
     const cellStatus = cell.querySelector(".cell-status");
     const cellId = cell.dataset.cellId;
+    const checkButton = cell.querySelector(".check");
+    const expected = cell.querySelector(".cell-note") ? cell.dataset.raises : null;
     let view = null;
-    const run = async () => {
-      if (!isReady || button.dataset.running) return;
-      button.dataset.running = "1";
+    const execute = async (withCheck) => {
+      if (!isReady || cell.dataset.running) return;
+      cell.dataset.running = "1";
       output.replaceChildren();
+      cellStatus.classList.remove("solved");
       cellStatus.textContent = "Running…";
       const started = performance.now();
-      const result = await kernel.run(view.state.doc.toString(), {
-        key,
-        cellId,
-        onStream: (name, text) => appendOutput(output, name, text),
-      });
+      await ensureSetup();
+      const onStream = (name, text) => appendOutput(output, name, text);
+      let result = await kernel.run(view.state.doc.toString(), { key, cellId, onStream });
       showResult(output, result);
       const ms = Math.round(performance.now() - started);
-      cellStatus.textContent = result.ok ? `Done in ${ms} ms` : `Failed (${result.error_type})`;
-      delete button.dataset.running;
+      if (withCheck && result.ok) {
+        result = await kernel.run(stepData.checks[cellId], { key, cellId: `${cellId}-check` });
+        if (result.ok) {
+          cellStatus.textContent = "✓ Solved";
+          cellStatus.classList.add("solved");
+        } else {
+          const why = result.error_type === "AssertionError" && result.error_message;
+          cellStatus.textContent = why ? `Not yet: ${why}` : `Not yet (${result.error_type})`;
+        }
+      } else if (result.ok) {
+        cellStatus.textContent = `Done in ${ms} ms`;
+      } else if (expected && result.error_type === expected) {
+        cellStatus.textContent = `Raised ${expected}, as expected`;
+      } else {
+        cellStatus.textContent = `Failed (${result.error_type})`;
+      }
+      delete cell.dataset.running;
     };
+    const run = () => execute(false);
     view = createEditor(pre, {
       editable: pre.dataset.editable !== "false",
       onRun: run,
       label: `Python code, cell ${cellId}`,
     });
     button.addEventListener("click", run);
+    checkButton?.addEventListener("click", () => execute(true));
   }
 }
 

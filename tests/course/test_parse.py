@@ -25,7 +25,7 @@ def test_fixture_lesson_parses_with_cell_lines(fixture_lessons: Path) -> None:
         "Hello, Pyodide",
         "ch 0 · fixtures",
     )
-    assert [s.number for s in lesson.steps] == [1, 2]
+    assert [s.number for s in lesson.steps] == [1, 2, 3]
     first = lesson.steps[0]
     assert first.title == "Where does this code run?"
     cells = first.cells
@@ -58,7 +58,9 @@ def test_every_mistake_is_reported_in_one_run(tmp_path: Path) -> None:
     with pytest.raises(LessonError) as info:
         load_lesson(tmp_path)
     messages = [str(d) for d in info.value.diagnostics]
-    assert any(m.startswith(f"{tmp_path / 'lesson.yaml'}:3: invalid YAML") for m in messages)
+    assert any(
+        m.startswith(f"{tmp_path / 'lesson.yaml'}:2: invalid YAML in lesson.yaml") for m in messages
+    )
     assert f"{tmp_path / '01-a.md'}:1: step has no title" in "\n".join(messages)
     assert any("notes.md: step file name does not start with a step number" in m for m in messages)
     assert any("03-c.md: step number 3 should be 2" in m for m in messages)
@@ -81,3 +83,28 @@ def test_duplicate_step_numbers(tmp_path: Path) -> None:
     with pytest.raises(LessonError) as info:
         load_lesson(tmp_path)
     assert "duplicate step number 1 (also 01-a.md)" in str(info.value)
+
+
+def test_every_kind_of_cell(fixture_lessons: Path) -> None:
+    step = load_lesson(fixture_lessons / "hello").steps[2]
+    assert [c.id for c in step.cells] == ["shout", "oops", "double", "network"]
+    assert [c.kind.value for c in step.cells] == ["readonly", "code", "exercise", "code"]
+    assert [c.editable for c in step.cells] == [False, True, True, True]
+    (setup,) = step.setup
+    assert setup.code == 'greeting = "hello"'
+    assert setup.location.line == 9
+    oops = step.cells[1]
+    assert (oops.raises, oops.time_limit) == ("KeyError", 5.0)
+    assert step.cells[3].no_ci == "needs the network, which CI lacks"
+    (exercise,) = step.exercises
+    assert exercise.id == "double"
+    assert exercise.starter is step.cells[2]
+    assert exercise.check.code.startswith("assert double(2) == 4")
+    assert exercise.check.exercise == "double"
+    assert [h.html for h in exercise.hints] == [
+        "<p>Multiplication is allowed.</p>\n",
+        "<p><code>return 2 * x</code></p>\n",
+    ]
+    assert exercise.solution is not None
+    assert "2 * x" in exercise.solution.code
+    assert step.exercise("double") is exercise

@@ -62,3 +62,33 @@ def test_missing_package_fails_at_once_with_a_clear_message(page: Page, server: 
     error = cell.locator(".cell-output .error")
     expect(error).to_contain_text("ModuleNotFoundError: numpy is not available", timeout=10_000)
     expect(error).to_contain_text("package cache")
+
+
+def test_exercise_check_hints_solution_and_hidden_setup(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/3")
+    wait_ready(page)
+    # The read-only cell sees the hidden setup's `greeting`.
+    shout = page.locator("#cell-shout")
+    shout.get_by_role("button", name="Run").click()
+    expect(shout.locator(".cell-output")).to_have_text("HELLO", timeout=20_000)
+    shout.locator(".cm-content").click()
+    page.keyboard.type("x = 1")
+    expect(shout.locator(".cm-content")).to_have_text("print(greeting.upper())")
+    assert shout.locator(".cm-content").get_attribute("aria-readonly") == "true"
+
+    oops = page.locator("#cell-oops")
+    oops.get_by_role("button", name="Run").click()
+    expect(oops.locator(".cell-status")).to_have_text("Raised KeyError, as expected")
+
+    exercise = page.locator("#cell-double")
+    exercise.get_by_role("button", name="Check").click()
+    expect(exercise.locator(".cell-status")).to_have_text("Not yet: double(2) should be 4")
+    expect(exercise.locator("details.hint")).to_have_count(2)
+    exercise.locator("details.hint").nth(0).locator("summary").click()
+    expect(exercise.locator("details.hint").nth(0)).to_contain_text("Multiplication is allowed.")
+
+    exercise.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("def double(x):\n    return 2 * x\n")
+    exercise.get_by_role("button", name="Check").click()
+    expect(exercise.locator(".cell-status")).to_have_text("✓ Solved")

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from promptdojo.web import Settings, create_app
+from promptdojo.web.app import create_app
+from promptdojo.web.settings import Settings
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ def test_index_lists_lessons_with_chapter_and_step_count(client: TestClient) -> 
     assert 'href="/lessons/hello/1"' in response.text
     assert "Hello, Pyodide" in response.text
     assert "ch 0 · fixtures" in response.text
-    assert "2 steps" in response.text
+    assert "3 steps" in response.text
 
 
 def test_step_page_renders_prose_and_cells(client: TestClient) -> None:
@@ -61,10 +61,10 @@ def test_unknown_lesson_is_a_404_page_not_a_traceback(client: TestClient) -> Non
 
 
 def test_step_number_out_of_range_is_a_404_naming_the_range(client: TestClient) -> None:
-    for number in ("0", "3", "99999999999999999999", "-1", "two"):
+    for number in ("0", "4", "99999999999999999999", "-1", "two"):
         response = client.get(f"/lessons/hello/{number}", headers=HTML)
         assert response.status_code == 404, number
-        assert "has steps 1 to 2" in response.text
+        assert "has steps 1 to 3" in response.text
 
 
 def test_unknown_route_without_html_accept_gets_json(client: TestClient) -> None:

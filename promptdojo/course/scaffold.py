@@ -1,0 +1,119 @@
+"""Scaffolding for authors: a new lesson, or the next step of one, that validates as written."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from promptdojo.course.parse import LESSON_FILE, SLUG, STEP_FILE
+
+LESSON_YAML = """\
+id: {id}
+title: {title}
+chapter: {chapter}
+version: 1
+# Pyodide packages the cells import (the standard library and promptdojo need none).
+packages: []
+# Seconds a cell may run before it is stopped; a cell can override it with time_limit=N.
+time_limit: 30
+# The seed lesson cells use, so every run prints the same numbers.
+seed: 0
+"""
+
+FIRST_STEP = """\
+---
+title: {title}
+---
+
+Write the step's prose here, in Markdown. Code cells are fenced `python` blocks.
+
+```python
+import random
+
+rng = random.Random(0)
+print("a seeded draw:", rng.randint(1, 6))
+```
+
+An exercise is starter code plus a hidden check; hints and a solution are optional.
+
+```python {{#add .exercise}}
+def add(a, b):
+    return 0
+```
+
+```python {{.check for=add}}
+assert add(2, 3) == 5, "add(2, 3) should be 5"
+```
+
+```markdown {{.hint for=add}}
+Python's `+` adds two numbers.
+```
+
+```python {{.solution for=add}}
+def add(a, b):
+    return a + b
+```
+"""
+
+NEXT_STEP = """\
+---
+title: {title_yaml}
+---
+
+Write the step's prose here.
+
+```python
+print({title_python})
+```
+"""
+
+
+class ScaffoldError(ValueError):
+    """The scaffold cannot be written; the message says why."""
+
+
+def slugify(title: str) -> str:
+    """``"Top-p, explained!"`` → ``"top-p-explained"``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return slug or "step"
+
+
+def new_lesson(lessons_dir: Path, lesson_id: str, title: str = "", chapter: str = "") -> Path:
+    """Create ``lessons_dir/lesson_id`` with lesson.yaml and a first step; return the folder."""
+    if not SLUG.match(lesson_id):
+        raise ScaffoldError(
+            f"lesson id {lesson_id!r} is not a slug: use lowercase letters, digits and dashes"
+        )
+    folder = lessons_dir / lesson_id
+    if folder.exists():
+        raise ScaffoldError(f"{folder} already exists: pick another id or remove it")
+    folder.mkdir(parents=True)
+    title = title or lesson_id.replace("-", " ").capitalize()
+    (folder / LESSON_FILE).write_text(
+        LESSON_YAML.format(
+            id=lesson_id,
+            title=json.dumps(title, ensure_ascii=False),
+            chapter=json.dumps(chapter or "ch 1 · Getting started", ensure_ascii=False),
+        ),
+        encoding="utf-8",
+    )
+    (folder / "01-introduction.md").write_text(
+        FIRST_STEP.format(title="Introduction"), encoding="utf-8"
+    )
+    return folder
+
+
+def new_step(lesson: Path, title: str) -> Path:
+    """Add the next numbered step file to the lesson folder ``lesson``; return its path."""
+    if not (lesson / LESSON_FILE).is_file():
+        raise ScaffoldError(f"{lesson} is not a lesson folder (it has no {LESSON_FILE})")
+    if not title.strip():
+        raise ScaffoldError("the step needs a title")
+    numbers = [int(m["number"]) for p in lesson.glob("*.md") if (m := STEP_FILE.match(p.name))]
+    number = max(numbers, default=0) + 1
+    path = lesson / f"{number:02d}-{slugify(title)}.md"
+    # A JSON string is a valid YAML scalar, whatever the title holds.
+    text = NEXT_STEP.format(title_yaml=json.dumps(title), title_python=repr(title))
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,53 @@
+"""``promptdojo validate``: find lesson folders under the given paths and report every mistake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
+from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
+
+
+@dataclass
+class ValidationResult:
+    """Lessons that loaded, and every diagnostic of those that did not."""
+
+    lessons: list[Lesson] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """Lesson folders named by ``paths``: a lesson folder itself, or a folder of lessons."""
+    folders: list[Path] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        if (path / LESSON_FILE).is_file():
+            folders.append(path)
+        elif path.is_dir():
+            found = discover(path)
+            if not found:
+                problems.append(
+                    Diagnostic(Location(path), "no lessons here", f"no */{LESSON_FILE} under it")
+                )
+            folders += found
+        else:
+            problems.append(Diagnostic(Location(path), "no such folder"))
+    return folders, problems
+
+
+def validate(paths: Iterable[Path]) -> ValidationResult:
+    """Load every lesson under ``paths``, collecting all diagnostics."""
+    folders, problems = lesson_folders(paths)
+    result = ValidationResult(diagnostics=problems)
+    for folder in folders:
+        try:
+            result.lessons.append(load_lesson(folder))
+        except LessonError as exc:
+            result.diagnostics += exc.diagnostics
+    return result

@@ -1,0 +1,335 @@
+"""The KV cache: attention, the cache itself, what it saves in work, and what it costs in memory.
+
+* :func:`attention` is scaled dot-product attention with a causal mask, for multi-head,
+  grouped-query and multi-query layouts: query head ``h`` reads kv head
+  ``h // (n_heads // n_kv_heads)``, as in Llama and Mistral.
+* :class:`KVCache` holds keys and values per layer, grows by one position per generated token and
+  reports its shape and bytes.
+* :class:`CostCounter` counts multiply-adds, so cached decoding (O(n) per token) can be compared
+  with recomputing the prefix (O(n²) per token) by numbers, not by stopwatch.
+* :data:`MODELS` and :func:`kv_bytes_per_token` give the memory budget of real models:
+  ``2 · layers · kv_heads · head_dim · bytes`` per token, times tokens and batch.
+* :func:`paged_blocks` and :func:`check_capacity` do vLLM's paged-attention arithmetic.
+
+Example:
+    >>> kv_bytes_per_token(MODELS["Llama-3-8B"]) // 1024
+    128
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "MODELS",
+    "CapacityError",
+    "CostCounter",
+    "KVCache",
+    "ModelConfig",
+    "PagedLayout",
+    "attention",
+    "causal_mask",
+    "check_capacity",
+    "format_bytes",
+    "kv_bytes_per_token",
+    "kv_cache_bytes",
+    "paged_blocks",
+]
+
+
+@dataclass
+class CostCounter:
+    """Multiply-adds spent, split into projections (weights) and attention (scores and mixing)."""
+
+    projection_macs: int = 0
+    attention_macs: int = 0
+    steps: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """All multiply-adds counted so far."""
+        return self.projection_macs + self.attention_macs
+
+    def mark_step(self) -> None:
+        """Close a generation step: remember the total so far, for per-token costs."""
+        self.steps.append(self.total)
+
+    def per_step(self) -> list[int]:
+        """Multiply-adds of each step closed by :meth:`mark_step`."""
+        return [b - a for a, b in zip([0, *self.steps[:-1]], self.steps, strict=True)]
+
+
+def causal_mask(q_len: int, k_len: int) -> np.ndarray:
+    """Boolean mask, True where query ``i`` may attend to key ``j``.
+
+    Queries are the last ``q_len`` positions of ``k_len``, so a single new query (``q_len=1``)
+    sees every cached key.
+
+    Example:
+        >>> causal_mask(2, 3).astype(int).tolist()
+        [[1, 1, 0], [1, 1, 1]]
+    """
+    offset = k_len - q_len
+    return np.arange(k_len)[None, :] <= (np.arange(q_len)[:, None] + offset)
+
+
+def attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    causal: bool = True,
+    counter: CostCounter | None = None,
+    return_weights: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention over heads, with grouped-query sharing of kv heads.
+
+    Shapes: ``q`` is ``(n_heads, q_len, head_dim)``; ``k`` and ``v`` are
+    ``(n_kv_heads, k_len, head_dim)`` with ``n_heads`` a multiple of ``n_kv_heads`` (equal: multi-
+    head; 1: multi-query). Returns ``(n_heads, q_len, head_dim)``, and the weights
+    ``(n_heads, q_len, k_len)`` when ``return_weights``.
+
+    Example:
+        >>> q = np.ones((2, 1, 4)); k = np.zeros((1, 3, 4)); v = np.arange(3.0).reshape(1, 3, 1)
+        >>> attention(q, k, np.repeat(v, 4, axis=2))[:, 0, 0].tolist()
+        [1.0, 1.0]
+    """
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    if q.ndim != 3 or k.ndim != 3 or v.ndim != 3:
+        raise ValueError(
+            f"q, k, v must be (heads, length, head_dim); got shapes {q.shape}, {k.shape}, {v.shape}"
+        )
+    n_heads, q_len, head_dim = q.shape
+    n_kv, k_len, k_dim = k.shape
+    if k.shape != v.shape or k_dim != head_dim:
+        raise ValueError(f"k {k.shape} and v {v.shape} must match, with head_dim {head_dim}")
+    if n_kv == 0 or n_heads % n_kv:
+        raise ValueError(f"n_heads ({n_heads}) must be a multiple of n_kv_heads ({n_kv})")
+    if causal and q_len > k_len:
+        raise ValueError(f"causal attention needs q_len <= k_len, got {q_len} > {k_len}")
+    group = n_heads // n_kv
+    # (n_kv, group, q_len, head_dim): the query heads that share each kv head, side by side.
+    qg = q.reshape(n_kv, group, q_len, head_dim)
+    scores = np.matmul(qg, k[:, None].swapaxes(-1, -2)) / math.sqrt(head_dim)
+    if causal:
+        scores = np.where(causal_mask(q_len, k_len), scores, -np.inf)
+    scores -= scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    out = np.matmul(weights, v[:, None]).reshape(n_heads, q_len, head_dim)
+    if counter is not None:
+        counter.attention_macs += 2 * n_heads * q_len * k_len * head_dim
+    if return_weights:
+        return out, weights.reshape(n_heads, q_len, k_len)
+    return out
+
+
+class KVCache:
+    """Keys and values of every past position, per layer, grown one step at a time.
+
+    Storage doubles when full, so appending is amortized O(1) and reading is a view.
+
+    Example:
+        >>> cache = KVCache(n_layers=2, n_kv_heads=2, head_dim=4, dtype=np.float16)
+        >>> k = np.zeros((2, 3, 4))
+        >>> for layer in range(2):
+        ...     _ = cache.append(layer, k, k)
+        >>> cache.shape, cache.nbytes
+        ((2, 2, 2, 3, 4), 192)
+    """
+
+    def __init__(
+        self, n_layers: int, n_kv_heads: int, head_dim: int, dtype: object = np.float64
+    ) -> None:
+        if min(n_layers, n_kv_heads, head_dim) < 1:
+            raise ValueError("n_layers, n_kv_heads and head_dim must all be >= 1")
+        self.n_layers, self.n_kv_heads, self.head_dim = n_layers, n_kv_heads, head_dim
+        self.dtype = np.dtype(dtype)
+        self._k: list[np.ndarray] = [self._empty(16) for _ in range(n_layers)]
+        self._v: list[np.ndarray] = [self._empty(16) for _ in range(n_layers)]
+        self._len = [0] * n_layers
+
+    def _empty(self, capacity: int) -> np.ndarray:
+        return np.empty((self.n_kv_heads, capacity, self.head_dim), dtype=self.dtype)
+
+    def __len__(self) -> int:
+        """Positions cached (in layer 0; all layers agree between forward passes)."""
+        return self._len[0]
+
+    def append(self, layer: int, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add ``(n_kv_heads, new, head_dim)`` keys and values; return all of this layer's."""
+        expected = (self.n_kv_heads, self.head_dim)
+        if k.shape != v.shape or (k.shape[0], k.shape[2]) != expected:
+            raise ValueError(f"k and v must be (n_kv_heads={expected[0]}, new, {expected[1]})")
+        n = self._len[layer]
+        need = n + k.shape[1]
+        if need > self._k[layer].shape[1]:
+            capacity = max(need, 2 * self._k[layer].shape[1])
+            for store in (self._k, self._v):
+                grown = self._empty(capacity)
+                grown[:, :n] = store[layer][:, :n]
+                store[layer] = grown
+        self._k[layer][:, n:need] = k
+        self._v[layer][:, n:need] = v
+        self._len[layer] = need
+        return self._k[layer][:, :need], self._v[layer][:, :need]
+
+    @property
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """``(2 for K and V, layers, kv_heads, positions, head_dim)``."""
+        return (2, self.n_layers, self.n_kv_heads, len(self), self.head_dim)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the cached positions take (not the spare capacity)."""
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The attention shape of a model, as in its Hugging Face ``config.json``."""
+
+    name: str
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    max_context: int
+    params_b: float
+
+    @property
+    def attention(self) -> str:
+        """ "MHA", "GQA" or "MQA"."""
+        if self.kv_heads == self.heads:
+            return "MHA"
+        return "MQA" if self.kv_heads == 1 else "GQA"
+
+
+#: Published configs (``num_hidden_layers``, ``num_attention_heads``, ``num_key_value_heads``,
+#: ``hidden_size / num_attention_heads``, ``max_position_embeddings``).
+MODELS: dict[str, ModelConfig] = {
+    m.name: m
+    for m in (
+        ModelConfig("GPT-2 small", 12, 12, 12, 64, 1024, 0.124),
+        ModelConfig("Llama-2-7B", 32, 32, 32, 128, 4096, 6.7),
+        ModelConfig("Llama-3-8B", 32, 32, 8, 128, 8192, 8.0),
+        ModelConfig("Mistral-7B", 32, 32, 8, 128, 32768, 7.2),
+        ModelConfig("Qwen2.5-7B", 28, 28, 4, 128, 32768, 7.6),
+        ModelConfig("Llama-3-70B", 80, 64, 8, 128, 8192, 70.6),
+    )
+}
+
+_DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+
+
+def _bytes_per_value(dtype: str | int) -> float:
+    if isinstance(dtype, int | float) and not isinstance(dtype, bool):
+        if dtype <= 0:
+            raise ValueError(f"bytes per value must be > 0, got {dtype}")
+        return float(dtype)
+    if dtype not in _DTYPE_BYTES:
+        raise ValueError(f"unknown cache dtype {dtype!r}; known: {', '.join(_DTYPE_BYTES)}")
+    return float(_DTYPE_BYTES[dtype])
+
+
+def kv_bytes_per_token(model: ModelConfig, dtype: str | int = "fp16") -> int:
+    """``2 · layers · kv_heads · head_dim · bytes``: K and V of one token in every layer.
+
+    Example:
+        >>> kv_bytes_per_token(MODELS["Llama-2-7B"]) // 1024  # no GQA: 4x Llama-3-8B
+        512
+    """
+    return int(2 * model.layers * model.kv_heads * model.head_dim * _bytes_per_value(dtype))
+
+
+def kv_cache_bytes(
+    model: ModelConfig, tokens: int, batch: int = 1, dtype: str | int = "fp16"
+) -> int:
+    """KV cache for ``batch`` sequences of ``tokens`` tokens each.
+
+    Example:
+        >>> format_bytes(kv_cache_bytes(MODELS["Llama-3-8B"], tokens=32_768))
+        '4.00 GiB'
+    """
+    if tokens < 0 or batch < 0:
+        raise ValueError("tokens and batch must be >= 0")
+    return kv_bytes_per_token(model, dtype) * int(tokens) * int(batch)
+
+
+def format_bytes(n: float) -> str:
+    """Bytes in binary units, e.g. ``'4.00 GiB'``.
+
+    Example:
+        >>> format_bytes(131072)
+        '128.00 KiB'
+    """
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class PagedLayout:
+    """How a request's tokens land in fixed-size KV blocks (vLLM's PagedAttention)."""
+
+    tokens: int
+    block_size: int
+    blocks: int
+    wasted_slots: int
+
+    @property
+    def utilization(self) -> float:
+        """Fraction of allocated slots holding a token."""
+        return self.tokens / (self.blocks * self.block_size) if self.blocks else 1.0
+
+
+def paged_blocks(tokens: int, block_size: int = 16) -> PagedLayout:
+    """Blocks a sequence of ``tokens`` needs, and the slots left empty in its last block.
+
+    Example:
+        >>> paged_blocks(100, block_size=16)
+        PagedLayout(tokens=100, block_size=16, blocks=7, wasted_slots=12)
+    """
+    if block_size < 1 or tokens < 0:
+        raise ValueError("block_size must be >= 1 and tokens >= 0")
+    blocks = -(-int(tokens) // int(block_size))
+    return PagedLayout(int(tokens), int(block_size), blocks, blocks * block_size - tokens)
+
+
+class CapacityError(ValueError):
+    """The KV cache cannot hold even one sequence of the requested maximum length."""
+
+
+def check_capacity(
+    model: ModelConfig,
+    kv_cache_memory: int,
+    max_seq_len: int,
+    block_size: int = 16,
+    dtype: str | int = "fp16",
+) -> int:
+    """Blocks that fit in ``kv_cache_memory``; fails like vLLM when ``max_seq_len`` does not fit.
+
+    vLLM refuses to start when one sequence of ``max_model_len`` tokens needs more KV cache than it
+    has, telling you to raise ``gpu_memory_utilization`` or lower ``max_model_len``. This does the
+    same arithmetic and raises :class:`CapacityError` with the same advice.
+
+    Example:
+        >>> check_capacity(MODELS["Llama-3-8B"], 2 * 1024**3, max_seq_len=8192)
+        1024
+    """
+    per_block = kv_bytes_per_token(model, dtype) * block_size
+    num_blocks = int(kv_cache_memory // per_block)
+    needed = paged_blocks(max_seq_len, block_size).blocks
+    if needed > num_blocks:
+        fits = num_blocks * block_size
+        raise CapacityError(
+            f"The model's max seq len ({max_seq_len}) is larger than the maximum number of tokens "
+            f"that can be stored in KV cache ({fits}). Try increasing `gpu_memory_utilization` "
+            "or decreasing `max_model_len` when initializing the engine."
+        )
+    return num_blocks

@@ -1,0 +1,55 @@
+"""Python in real Pyodide under Node, booted by the browser's own boot module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from promptdojo.checking.pyodide import NOT_RUN, run_python
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["node", "--version"], capture_output=True).returncode != 0,
+    reason="node is not installed",
+)
+
+
+def test_runs_in_pyodide_with_the_learner_bundle_and_returns_the_status(tmp_path: Path) -> None:
+    script = (
+        "import sys, promptdojo.kernel\n"
+        "r = promptdojo.kernel.Kernel().run('6 * 7')\n"
+        "print(sys.platform, r.value['text/plain'])\n"
+        "5"
+    )
+    result = run_python(script, cache_dir=tmp_path)
+    assert result.stdout.strip() == "emscripten 42"
+    assert result.returncode == 5
+
+
+def test_a_python_error_is_status_2_with_the_traceback(tmp_path: Path) -> None:
+    result = run_python("1 / 0", cache_dir=tmp_path)
+    assert result.returncode == 2
+    assert "ZeroDivisionError" in result.stderr
+
+
+def test_a_package_missing_from_the_cache_is_not_run_and_never_fetched(tmp_path: Path) -> None:
+    result = run_python("print('ran')\n0", packages=["numpy"], cache_dir=tmp_path)
+    assert result.returncode == NOT_RUN
+    assert "not run: numpy could not be loaded" in result.stderr
+    assert "ran" not in result.stdout
+    assert str(tmp_path) in result.stderr, "it looked in the cache folder, not on a CDN"
+
+
+def test_make_test_pyodide_says_numpy_is_missing_with_a_distinct_status(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "test_pyodide.py"), "--cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == NOT_RUN
+    assert f"not run: numpy is not cached in {tmp_path}" in done.stderr
+    assert "promptdojo pyodide fetch numpy" in done.stderr
+    assert "passed" not in done.stdout + done.stderr
