@@ -53,6 +53,8 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test: lint
+	$(BIN)/promptdojo validate lessons
+	$(BIN)/promptdojo check lessons
 	$(BIN)/python -m pytest
 
 test-pyodide: install

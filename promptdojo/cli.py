@@ -125,6 +125,50 @@ def validate(
 
 
 @app.command()
+def check(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Lesson folders, or folders of lessons (default: lessons)."),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("-j", "--jobs", help="Steps run at once (default: CPU count).")
+    ] = None,
+    junit_xml: Annotated[
+        Path | None, typer.Option("--junit-xml", help="Also write a JUnit XML report here.")
+    ] = None,
+    record: Annotated[
+        bool, typer.Option("--record", help="Write each cell's output to <lesson>/recorded/.")
+    ] = False,
+    check_outputs: Annotated[
+        bool,
+        typer.Option("--check-outputs", help="Fail when an output drifts from its record."),
+    ] = False,
+    pyodide: Annotated[
+        bool, typer.Option("--pyodide", help="Run the cells in real Pyodide under Node.")
+    ] = False,
+    cache: Annotated[
+        Path, typer.Option(help="Package cache for --pyodide (numpy's wheel).")
+    ] = DEFAULT_CACHE,
+) -> None:
+    """Validate, then run every cell of every step; failures point at the markdown line.
+
+    Exit status: 0 all passed, 1 a cell failed or a lesson is invalid, 3 some cells could not run
+    (a package missing from the cache under --pyodide).
+    """
+    from promptdojo.checking.console import run_check
+
+    code = run_check(
+        paths or [Path("lessons")],
+        jobs=jobs,
+        junit_xml=junit_xml,
+        record=record,
+        check_outputs=check_outputs,
+        pyodide_cache=cache if pyodide else None,
+    )
+    raise typer.Exit(code)
+
+
+@app.command()
 def new(
     lesson_id: Annotated[str, typer.Argument(help="The lesson's id, e.g. top-p-sampling.")],
     lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(

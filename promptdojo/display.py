@@ -39,6 +39,8 @@ __all__ = [
 #: Mid-tone colours that keep their contrast on white and on near-black.
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948")
 FONT = "font-family='system-ui, sans-serif' font-size='12'"
+#: Inline or as an image, the picture picks its ink from the reader's light or dark theme.
+_THEME = "<style>svg{color:#1d1f24}@media (prefers-color-scheme: dark){svg{color:#e6e6e3}}</style>"
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
         f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
         f"width='{width}' height='{height}' role='img' aria-label='{label}' {FONT} "
         f"fill='currentColor' style='max-width:100%;height:auto'>"
-        f"<title>{label}</title>" + "".join(body) + "</svg>"
+        f"<title>{label}</title>{_THEME}" + "".join(body) + "</svg>"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
+from promptdojo.checking.record import load_records
 from promptdojo.course import Lesson
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 
@@ -81,6 +82,12 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     return state.templates.TemplateResponse(
         request,
         "step.html",
-        {"lesson": lesson, "step": step, "kernel": kernel, "step_data": step_data},
+        {
+            "lesson": lesson,
+            "step": step,
+            "kernel": kernel,
+            "step_data": step_data,
+            "recorded": load_records(step),
+        },
         headers={"cache-control": "no-cache"},
     )

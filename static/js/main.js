@@ -23,8 +23,18 @@ function appendOutput(output, className, text) {
 
 function showResult(output, result) {
   if (result.ok) {
+    const svg = result.value?.["image/svg+xml"];
     const plain = result.value?.["text/plain"];
-    if (plain !== undefined) appendOutput(output, "value", plain);
+    if (svg !== undefined) {
+      // As an <img>, SVG cannot run scripts or reach the page: safe for learner output.
+      const img = document.createElement("img");
+      img.className = "value";
+      img.alt = plain ?? "picture";
+      img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+      output.append(img);
+    } else if (plain !== undefined) {
+      appendOutput(output, "value", plain);
+    }
   } else {
     appendOutput(output, "error", result.traceback || `${result.error_type}: ${result.error_message}`);
   }

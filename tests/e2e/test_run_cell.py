@@ -92,3 +92,24 @@ def test_exercise_check_hints_solution_and_hidden_setup(page: Page, server: Serv
     page.keyboard.type("def double(x):\n    return 2 * x\n")
     exercise.get_by_role("button", name="Check").click()
     expect(exercise.locator(".cell-status")).to_have_text("✓ Solved")
+
+
+def test_recorded_output_paints_first_and_running_replaces_it(page: Page, server: Server) -> None:
+    page.route("**/assets/pyodide/**", lambda route: None)  # hold Python back: never ready
+    page.goto(f"{server.url}/lessons/hello/1")
+    first = page.locator(".cell").nth(0)
+    recorded = first.locator(".cell-output .recorded")
+    expect(recorded).to_be_visible()
+    expect(recorded).to_contain_text("recorded output")
+    expect(recorded).to_contain_text("platform: linux")  # recorded by the CPython check
+    assert page.locator(".kernel-status").get_attribute("data-phase") != "ready"
+
+
+def test_running_replaces_the_recorded_output(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    first = page.locator(".cell").nth(0)
+    expect(first.locator(".recorded")).to_have_count(1)
+    first.get_by_role("button", name="Run").click()
+    expect(first.locator(".cell-output")).to_have_text("platform: emscripten", timeout=20_000)
+    expect(first.locator(".recorded")).to_have_count(0)

@@ -1,0 +1,103 @@
+"""The terminal side of ``promptdojo check``: a progress bar on a terminal, plain lines in CI."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from promptdojo.checking.record import drift, write_records
+from promptdojo.checking.report import format_failure, junit_xml, plain_line, summary
+from promptdojo.checking.runner import CheckResult, StepResult, check
+from promptdojo.checking.steprun import Status
+
+
+def interactive() -> bool:
+    """A progress bar only for a person at a terminal: not under CI, not when piped."""
+    return sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
+
+
+def run_check(
+    paths: list[Path],
+    jobs: int | None = None,
+    junit_xml: Path | None = None,
+    record: bool = False,
+    check_outputs: bool = False,
+    pyodide_cache: Path | None = None,
+) -> int:
+    """Run the check, print as it goes, write the reports; return the exit status."""
+    run_step = None
+    if pyodide_cache is not None:
+        from promptdojo.checking.pyodide_steps import pyodide_step_runner
+
+        run_step = pyodide_step_runner(pyodide_cache)
+    echo: Callable[[str], None] = print
+    if interactive():
+        result = _with_progress(paths, jobs, run_step)
+    else:
+
+        def on_step(step: StepResult) -> None:
+            for outcome in step.outcomes:
+                echo(plain_line(outcome, step.step.number))
+
+        kwargs = {"run_step": run_step} if run_step is not None else {}
+        result = check(paths, jobs=jobs, on_step=on_step, **kwargs)
+    return _finish(result, junit_xml, record, check_outputs, echo)
+
+
+def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ) as progress:
+        task = progress.add_task("checking cells", total=None)
+
+        def on_plan(total: int) -> None:
+            progress.update(task, total=total)
+
+        def on_step(step: StepResult) -> None:
+            failed = sum(o.status is Status.FAILED for o in step.outcomes)
+            progress.update(task, advance=len(step.outcomes))
+            mark = "[red]✗[/red]" if failed else "[green]✓[/green]"
+            progress.console.print(f"{mark} {step.step.path} ({step.seconds:.1f} s)")
+
+        kwargs = {"run_step": run_step} if run_step is not None else {}
+        return check(paths, jobs=jobs, on_step=on_step, on_plan=on_plan, **kwargs)
+
+
+def _finish(
+    result: CheckResult,
+    junit_path: Path | None,
+    record: bool,
+    check_outputs: bool,
+    echo: Callable[[str], None],
+) -> int:
+    code = result.exit_code
+    for diagnostic in result.diagnostics:
+        echo(str(diagnostic))
+    failures = [(o, s) for s in result.steps for o in s.outcomes if o.status is Status.FAILED]
+    for outcome, step in failures:
+        echo("")
+        echo(format_failure(outcome, step))
+    if check_outputs:
+        changes = drift(result)
+        for where, cell_id, diff in changes:
+            echo("")
+            echo(f"{where}: cell {cell_id!r}: output differs from its record")
+            echo(diff)
+        if changes:
+            code = 1
+            echo(f"\n{len(changes)} outputs drifted; `promptdojo check --record` accepts them")
+    if record:
+        for path in write_records(result):
+            echo(f"recorded {path}")
+    if junit_path is not None:
+        junit_path.write_text(junit_xml(result), encoding="utf-8")
+    echo("")
+    echo(f"{summary(result)} in {result.seconds:.1f} s")
+    return code

@@ -1,0 +1,268 @@
+"""Run one step's cells in order, in this process, and judge each one.
+
+The rules, for every cell of a step:
+
+* hidden setup cells run first; if one fails, the step's cells are not run;
+* a plain or read-only cell passes when it runs without error;
+* a cell marked ``raises=Name`` passes only when it raises that exception;
+* an exercise passes when its starter code fails its check and its solution passes it
+  (without a solution, only the first half applies); the solution is what later cells see;
+* a ``no-ci`` cell is skipped with its reason;
+* after a failure, the step's later cells are skipped, not failed;
+* a cell that runs past its time limit fails with a timeout.
+
+Tracebacks point at the markdown file and line, since cells are compiled under them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from promptdojo.course.model import Cell, CellKind, Step
+from promptdojo.kernel import CellResult, Kernel
+
+
+class Status(StrEnum):
+    """How a cell fared."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    NOT_RUN = "not run"
+
+
+class CellTimeout(BaseException):
+    """Raised inside a cell that ran past its time limit (a BaseException, so
+    ``except Exception`` in learner code cannot swallow it)."""
+
+
+@dataclass
+class Output:
+    """What a cell printed and showed: the record kept by ``--record``."""
+
+    stdout: str = ""
+    stderr: str = ""
+    value: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"stdout": self.stdout, "stderr": self.stderr, "value": dict(self.value)}
+
+
+@dataclass
+class CellOutcome:
+    """The verdict on one cell, with what it printed and why it failed."""
+
+    cell_id: str
+    path: str
+    line: int
+    status: Status
+    message: str = ""
+    traceback: str = ""
+    seconds: float = 0.0
+    output: Output = field(default_factory=Output)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cell_id": self.cell_id,
+            "path": self.path,
+            "line": self.line,
+            "status": self.status.value,
+            "message": self.message,
+            "traceback": self.traceback,
+            "seconds": self.seconds,
+            "output": self.output.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CellOutcome:
+        output = Output(**data["output"])
+        return cls(**{**data, "status": Status(data["status"]), "output": output})
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`CellTimeout` in the running code after ``seconds`` (main thread, POSIX).
+
+    An alarm already set by someone else (pytest-timeout) is respected: if it would fire first,
+    it is left alone; otherwise it is re-armed, less the time spent, when the cell ends.
+    """
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        yield
+        return
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)
+    if 0 < outer <= seconds:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise CellTimeout(f"the cell ran longer than its time limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3))
+
+
+class StepRunner:
+    """Runs the cells of one step in one fresh kernel namespace."""
+
+    def __init__(
+        self,
+        step: Step,
+        default_time_limit: float = 30.0,
+        limiter: Callable[[float], contextlib.AbstractContextManager[None]] | None = None,
+    ) -> None:
+        self.step = step
+        self.default_time_limit = default_time_limit
+        #: Enforces a cell's time limit; Pyodide passes one that uses the interrupt buffer.
+        self.limiter = limiter or time_limit
+        self.kernel = Kernel()
+        self.key = str(step.path)
+        self.failed: str | None = None
+
+    def _limit(self, cell: Cell) -> float:
+        return cell.time_limit if cell.time_limit is not None else self.default_time_limit
+
+    def execute(self, cell: Cell, limit: float) -> tuple[CellResult, Output, float]:
+        """Run ``cell``'s code, capturing output, under ``limit`` seconds."""
+        out, err = io.StringIO(), io.StringIO()
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), self.limiter(limit):
+            result = self.kernel.run(
+                cell.code,
+                key=self.key,
+                cell_id=cell.id,
+                filename=str(cell.location.path),
+                first_line=cell.first_line,
+            )
+        seconds = time.perf_counter() - started
+        expired = getattr(self.limiter, "expired", None)
+        if result.error_type == "KeyboardInterrupt" and expired is not None and expired():
+            # An interrupt-based limiter (Pyodide's) stops a cell with KeyboardInterrupt.
+            result.error_type = "CellTimeout"
+            result.error_message = f"the cell ran longer than its time limit of {limit:g} s"
+        return result, Output(out.getvalue(), err.getvalue(), dict(result.value)), seconds
+
+    def _outcome(
+        self, cell: Cell, status: Status, message: str = "", at: Cell | None = None, **extra
+    ) -> CellOutcome:
+        """An outcome for ``cell``, located at ``at`` (the part that failed) if given."""
+        where = at or cell
+        return CellOutcome(
+            cell.id, str(where.location.path), where.first_line, status, message, **extra
+        )
+
+    def _failure(self, cell: Cell, result: CellResult, what: str) -> tuple[str, str]:
+        if result.error_type == "CellTimeout":
+            return f"timed out: {result.error_message}", result.traceback or ""
+        return f"{what}: {result.error_type}: {result.error_message}", result.traceback or ""
+
+    def run_cell(self, cell: Cell) -> CellOutcome:
+        """Judge one cell (setup, plain, read-only, raising or exercise)."""
+        if self.failed is not None:
+            return self._outcome(
+                cell, Status.SKIPPED, f"skipped: cell {self.failed!r} failed earlier in this step"
+            )
+        if cell.no_ci:
+            return self._outcome(cell, Status.SKIPPED, f"no-ci: {cell.no_ci}")
+        if cell.kind is CellKind.EXERCISE:
+            outcome = self._exercise(cell)
+        else:
+            result, output, seconds = self.execute(cell, self._limit(cell))
+            outcome = self._judge(cell, result, output, seconds)
+        if outcome.status is Status.FAILED:
+            self.failed = cell.id
+        return outcome
+
+    def _judge(self, cell: Cell, result: CellResult, output: Output, seconds: float) -> CellOutcome:
+        extra = {"seconds": seconds, "output": output}
+        if cell.raises:
+            if result.ok:
+                return self._outcome(
+                    cell,
+                    Status.FAILED,
+                    f"expected {cell.raises}, but the cell ran without an error",
+                    **extra,
+                )
+            if result.error_type != cell.raises:
+                message, tb = self._failure(cell, result, f"expected {cell.raises}, got")
+                return self._outcome(cell, Status.FAILED, message, traceback=tb, **extra)
+            return self._outcome(cell, Status.PASSED, **extra)
+        if not result.ok:
+            message, tb = self._failure(cell, result, "raised")
+            return self._outcome(cell, Status.FAILED, message, traceback=tb, **extra)
+        return self._outcome(cell, Status.PASSED, **extra)
+
+    def _exercise(self, cell: Cell) -> CellOutcome:
+        exercise = self.step.exercise(cell.id)
+        assert exercise is not None, "the parser links every exercise to its check"
+        limit = self._limit(cell)
+        total = 0.0
+        starter, output, seconds = self.execute(cell, limit)
+        total += seconds
+        if not starter.ok:
+            message, tb = self._failure(cell, starter, "the starter code raised")
+            return self._outcome(
+                cell, Status.FAILED, message, traceback=tb, seconds=total, output=output
+            )
+        check, _, seconds = self.execute(exercise.check, limit)
+        total += seconds
+        if check.ok:
+            return self._outcome(
+                cell,
+                Status.FAILED,
+                "the starter code already passes its check: leave something for the learner "
+                "to do, or tighten the check",
+                seconds=total,
+                output=output,
+            )
+        if exercise.solution is not None:
+            solved, _, seconds = self.execute(exercise.solution, limit)
+            total += seconds
+            if not solved.ok:
+                message, tb = self._failure(exercise.solution, solved, "the solution raised")
+                return self._outcome(
+                    cell,
+                    Status.FAILED,
+                    message,
+                    at=exercise.solution,
+                    traceback=tb,
+                    seconds=total,
+                    output=output,
+                )
+            verdict, _, seconds = self.execute(exercise.check, limit)
+            total += seconds
+            if not verdict.ok:
+                message, tb = self._failure(exercise.check, verdict, "the solution fails its check")
+                return self._outcome(
+                    cell,
+                    Status.FAILED,
+                    f"{message}: fix the solution, or the check",
+                    at=exercise.solution,
+                    traceback=tb,
+                    seconds=total,
+                    output=output,
+                )
+        return self._outcome(cell, Status.PASSED, seconds=total, output=output)
+
+    def run(self, on_outcome: Callable[[CellOutcome], None] | None = None) -> list[CellOutcome]:
+        """Setup cells, then every visible cell, in order."""
+        outcomes = []
+        for cell in (*self.step.setup, *self.step.cells):
+            outcome = self.run_cell(cell)
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+        return outcomes

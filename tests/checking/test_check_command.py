@@ -1,0 +1,110 @@
+"""`promptdojo check`: exit status, plain CI output, markdown lines, JUnit, recorded outputs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CI": "true"}
+    return subprocess.run(
+        [sys.executable, "-m", "promptdojo", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_a_passing_lesson_exits_0_with_plain_lines(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    (lesson / "02-errors.md").unlink()
+    (lesson / "03-exercise.md").rename(lesson / "02-exercise.md")
+    done = check(str(lesson), "-j", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith(f"PASSED {lesson}/01-where-am-i.md::1::cell-1 (") for line in lines)
+    assert any(line.startswith("SKIPPED") and "no-ci: needs the network" in line for line in lines)
+    assert "\x1b[" not in done.stdout, "no terminal escapes when not on a terminal"
+    assert lines[-1].startswith("6 passed, 0 failed, 1 skipped in ")
+
+
+def test_a_failure_exits_1_and_points_at_the_markdown(tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    done = check(str(FIXTURES / "lessons" / "hello"), "--junit-xml", str(report))
+    assert done.returncode == 1
+    md = FIXTURES / "lessons" / "hello" / "02-errors.md"
+    out = done.stdout
+    assert f"{md}:6: cell 'cell-1': raised: ZeroDivisionError: division by zero" in out
+    assert ">  7 |     return 1 / x" in out
+    assert f'File "{md}", line 10, in <module>' in out
+    assert f'File "{md}", line 7, in inverse' in out
+    assert out.splitlines()[-1].startswith("6 passed, 1 failed, 1 skipped in ")
+
+    suites = ET.parse(report).getroot()
+    (suite,) = suites.findall("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == ("hello", "8", "1")
+    failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [(c.get("classname"), c.get("name"), c.get("line")) for c in failed] == [
+        (f"{md}::2", "cell-1", "6")
+    ]
+
+
+def test_breaking_a_real_lesson_cell_fails_with_its_file_and_line(tmp_path: Path) -> None:
+    lesson = tmp_path / "decoding-kv-cache-quantization"
+    shutil.copytree(ROOT / "lessons" / "decoding-kv-cache-quantization", lesson)
+    step = next(iter(sorted(lesson.glob("*.md"))))
+    lines = step.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith("print("))
+    lines[index] = "print(undefined_name)"
+    step.write_text("\n".join(lines) + "\n")
+    done = check(str(lesson))
+    assert done.returncode == 1
+    assert f"{step}:" in done.stdout
+    assert "NameError: name 'undefined_name' is not defined" in done.stdout
+    assert f'File "{step}", line {index + 1}, in <module>' in done.stdout
+
+
+def test_validation_errors_fail_the_check_in_the_same_format() -> None:
+    folder = FIXTURES / "malformed" / "syntax-error"
+    done = check(str(folder))
+    assert done.returncode == 1
+    assert f"{folder}/01-a.md:7: Python syntax error in cell 'cell-1'" in done.stdout
+    assert "1 validation errors" in done.stdout
+
+
+def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    (lesson / "02-errors.md").unlink()
+    (lesson / "03-exercise.md").rename(lesson / "02-exercise.md")
+    assert check(str(lesson), "--record").returncode == 0
+    recorded = lesson / "recorded" / "01-where-am-i.json"
+    assert '"stdout": "platform: linux\\n"' in recorded.read_text()
+    assert check(str(lesson), "--check-outputs").returncode == 0
+    step = lesson / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("answer = 6 * 7", "answer = 6 * 8"))
+    done = check(str(lesson), "--check-outputs")
+    assert done.returncode == 1
+    assert f"{step}:16: cell 'cell-2': output differs from its record" in done.stdout
+    assert "-[text/plain] 42" in done.stdout
+    assert "+[text/plain] 48" in done.stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_parallel_and_serial_runs_agree(jobs: str) -> None:
+    done = check(str(FIXTURES / "lessons" / "hello"), "-j", jobs)
+    assert done.stdout.splitlines()[-1].startswith("6 passed, 1 failed, 1 skipped")

@@ -1,0 +1,60 @@
+"""`promptdojo check --pyodide`: the same rules, in real Pyodide under Node."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "promptdojo", "check", "--pyodide", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "CI": "true"},
+        timeout=300,
+    )
+
+
+def test_pass_fail_and_timeout_in_pyodide(tmp_path: Path) -> None:
+    folder = FIXTURES / "pyodide" / "stdlib"
+    done = check(str(folder), "--cache", str(tmp_path))
+    out = done.stdout
+    assert done.returncode == 1
+    lines = set(out.splitlines())
+    assert any(line.startswith(f"PASSED {folder}/01-passes.md::1::cell-1 ") for line in lines)
+    assert any(line.startswith(f"PASSED {folder}/01-passes.md::1::half ") for line in lines)
+    assert f"{folder}/02-fails.md:10: cell 'cell-2': raised: AssertionError: total is 6" in out
+    assert (
+        f"{folder}/03-times-out.md:6: cell 'spin': timed out: "
+        "the cell ran longer than its time limit of 1 s"
+    ) in out
+    assert out.splitlines()[-1].startswith("3 passed, 2 failed, 2 skipped in ")
+
+
+def test_stdout_proves_pyodide_ran_it(tmp_path: Path) -> None:
+    # The passing cell prints sys.platform; --record keeps what it printed.
+    lesson = tmp_path / "stdlib"
+    subprocess.run(["cp", "-r", str(FIXTURES / "pyodide" / "stdlib"), str(lesson)], check=True)
+    (lesson / "02-fails.md").unlink()
+    (lesson / "03-times-out.md").unlink()
+    done = check(str(lesson), "--cache", str(tmp_path), "--record")
+    assert done.returncode == 0, done.stdout
+    assert '"stdout": "emscripten\\n"' in (lesson / "recorded" / "01-passes.json").read_text()
+
+
+def test_missing_package_is_not_run_never_passed(tmp_path: Path) -> None:
+    done = check(str(FIXTURES / "lessons" / "needs-numpy"), "--cache", str(tmp_path))
+    assert done.returncode == 3
+    assert (
+        f"not run: numpy is not cached in {tmp_path}. Run `promptdojo pyodide fetch numpy`."
+    ) in done.stdout
+    assert "PASSED" not in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("0 passed, 0 failed, 0 skipped, 1 not run")

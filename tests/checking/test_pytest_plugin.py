@@ -1,0 +1,88 @@
+"""`pytest lessons/`: one item per cell, markdown lines, skips after a failure, xdist, timeout."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytest_plugins = ["pytester"]
+
+HELLO = ROOT / "tests" / "fixtures" / "lessons" / "hello"
+
+
+@pytest.fixture
+def lessons(pytester: pytest.Pytester):
+    shutil.copytree(HELLO, pytester.path / "lessons" / "hello")
+    return pytester
+
+
+def test_collects_one_item_per_cell_named_file_step_cell(lessons: pytest.Pytester) -> None:
+    result = lessons.runpytest_subprocess("lessons", "--collect-only", "-q")
+    ids = [line for line in result.outlines if "::" in line]
+    assert ids == [
+        "lessons/hello/01-where-am-i.md::1::cell-1",
+        "lessons/hello/01-where-am-i.md::1::cell-2",
+        "lessons/hello/02-errors.md::2::cell-1",
+        "lessons/hello/03-exercise.md::3::cell-1",
+        "lessons/hello/03-exercise.md::3::shout",
+        "lessons/hello/03-exercise.md::3::oops",
+        "lessons/hello/03-exercise.md::3::double",
+        "lessons/hello/03-exercise.md::3::network",
+    ]
+
+
+def test_runs_and_reports_the_markdown_line(lessons: pytest.Pytester) -> None:
+    result = lessons.runpytest_subprocess("lessons", "-rA")
+    result.assert_outcomes(passed=6, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons/hello/02-errors.md:6: raised: ZeroDivisionError: division by zero",
+            ">  7 |     return 1 / x",
+            '*File "*lessons/hello/02-errors.md", line 10, in <module>',
+            "SKIPPED *no-ci: needs the network, which CI lacks",
+        ]
+    )
+
+
+def test_reportinfo_gives_the_markdown_line(lessons: pytest.Pytester) -> None:
+    items, _ = lessons.inline_genitems("lessons/hello/02-errors.md")
+    path, line, label = items[0].reportinfo()
+    assert (path.name, line + 1, label) == ("02-errors.md", 6, "cell cell-1")
+
+
+def test_later_cells_of_a_step_are_skipped_after_a_failure(lessons: pytest.Pytester) -> None:
+    step = lessons.path / "lessons" / "hello" / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("import sys", "import sys\nraise ValueError('x')"))
+    result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md", "-rs")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*skipped: cell 'cell-1' failed earlier in this step*"])
+
+
+def test_one_cell_alone_runs_the_cells_above_it(lessons: pytest.Pytester) -> None:
+    result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md::1::cell-2")
+    result.assert_outcomes(passed=1)
+
+
+def test_works_with_xdist_loadfile(lessons: pytest.Pytester) -> None:
+    result = lessons.runpytest_subprocess("lessons", "-n", "2", "--dist", "loadfile")
+    result.assert_outcomes(passed=6, failed=1, skipped=1)
+
+
+def test_works_with_pytest_timeout(lessons: pytest.Pytester) -> None:
+    step = lessons.path / "lessons" / "hello" / "02-errors.md"
+    step.write_text("---\ntitle: Slow\n---\n\n```python\nwhile True:\n    pass\n```\n")
+    result = lessons.runpytest_subprocess("lessons/hello/02-errors.md", "--timeout", "2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Timeout*"])
+
+
+def test_an_invalid_lesson_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    shutil.copytree(
+        ROOT / "tests" / "fixtures" / "malformed" / "syntax-error", pytester.path / "broken"
+    )
+    result = pytester.runpytest_subprocess("broken")
+    result.stdout.fnmatch_lines(["*01-a.md:7: Python syntax error in cell 'cell-1'*"])
+    assert result.ret != 0

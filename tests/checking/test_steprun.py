@@ -1,0 +1,89 @@
+"""The rules a cell is judged by, the same in `promptdojo check`, pytest and Pyodide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from promptdojo.checking.steprun import Status, StepRunner
+from promptdojo.course import load_lesson
+from tests.conftest import ROOT
+
+EXERCISES = ROOT / "tests" / "fixtures" / "checking" / "exercises"
+
+
+def run(folder: Path, number: int) -> dict[str, tuple[Status, str, int]]:
+    lesson = load_lesson(folder)
+    outcomes = StepRunner(lesson.steps[number - 1], lesson.time_limit).run()
+    return {o.cell_id: (o.status, o.message, o.line) for o in outcomes}
+
+
+def test_starter_that_already_passes_fails_the_exercise() -> None:
+    status, message, line = run(EXERCISES, 1)["square"]
+    assert status is Status.FAILED
+    assert message.startswith("the starter code already passes its check")
+    assert line == 6
+
+
+def test_solution_that_fails_its_check_points_at_the_solution() -> None:
+    status, message, line = run(EXERCISES, 2)["cube"]
+    assert status is Status.FAILED
+    assert message == (
+        "the solution fails its check: AssertionError: cube(2) should be 8: "
+        "fix the solution, or the check"
+    )
+    assert line == 15
+
+
+def test_expected_errors() -> None:
+    outcomes = run(EXERCISES, 3)
+    assert outcomes["right"][0] is Status.PASSED
+    assert outcomes["wrong"][:2] == (
+        Status.FAILED,
+        "expected KeyError, got: IndexError: list index out of range",
+    )
+    assert run(EXERCISES, 4)["quiet"][1] == "expected ValueError, but the cell ran without an error"
+
+
+def test_a_failing_setup_skips_the_step() -> None:
+    outcomes = list(run(EXERCISES, 5).values())
+    assert outcomes[0][:2] == (Status.FAILED, "raised: RuntimeError: setup broke")
+    assert outcomes[1][:2] == (Status.SKIPPED, "skipped: cell 'cell-1' failed earlier in this step")
+
+
+def test_good_exercise_no_ci_and_solution_state(fixture_lessons: Path) -> None:
+    outcomes = run(fixture_lessons / "hello", 3)
+    assert outcomes["double"][0] is Status.PASSED
+    assert outcomes["oops"][0] is Status.PASSED
+    assert outcomes["network"][:2] == (Status.SKIPPED, "no-ci: needs the network, which CI lacks")
+
+
+def test_time_limit_stops_a_runaway_cell(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\ntime_limit: 5\n")
+    (tmp_path / "01-a.md").write_text(
+        '---\ntitle: A\n---\n\n```python {time_limit="0.3"}\ntry:\n    while True:\n'
+        "        pass\nexcept Exception:\n    pass\n```\n\n```python\nx = 1\n```\n"
+    )
+    outcomes = list(run(tmp_path, 1).values())
+    assert outcomes[0][:2] == (
+        Status.FAILED,
+        "timed out: the cell ran longer than its time limit of 0.3 s",
+    )
+    assert outcomes[1][0] is Status.SKIPPED
+
+
+@pytest.mark.timeout(30)
+def test_the_cell_limit_respects_an_outer_alarm(tmp_path: Path) -> None:
+    # pytest-timeout (signal method) has armed SIGALRM for this test; a cell limit must not
+    # cancel it. After the cell, the outer alarm must still be pending.
+    import signal
+
+    from promptdojo.checking.steprun import time_limit
+
+    before, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert before > 0, "pytest-timeout's signal method arms SIGALRM"
+    with time_limit(1.0):
+        pass
+    after, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert 0 < after <= before
