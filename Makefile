@@ -54,7 +54,7 @@ format: install
 
 test: lint
 	$(BIN)/promptdojo validate lessons
-	$(BIN)/promptdojo check lessons
+	$(BIN)/promptdojo check lessons --check-outputs
 	$(BIN)/python -m pytest
 
 test-pyodide: install

@@ -60,7 +60,7 @@ def test_import_promptdojo_loads_neither_fastapi_nor_numpy() -> None:
 
 def test_authoring_room_does_not_import_the_web_server() -> None:
     code = (
-        "import sys, promptdojo.course, promptdojo.checking.execute; "
+        "import sys, promptdojo.course.parse, promptdojo.checking.steprun; "
         "print('fastapi' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

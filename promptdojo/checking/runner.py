@@ -85,7 +85,11 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
             json.dumps({"step": step_to_dict(step), "time_limit": lesson.time_limit}),
             encoding="utf-8",
         )
-        env = {**os.environ, "PYTHONHASHSEED": str(lesson.seed), "MPLBACKEND": "Agg"}
+        # One BLAS thread per step: steps already run in parallel, and Pyodide has one thread too.
+        threads = {
+            name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+        }
+        env = {**threads, **os.environ, "PYTHONHASHSEED": str(lesson.seed)}
         why = ""
         try:
             done = subprocess.run(
