@@ -12,7 +12,7 @@ NODE_OK   := node_modules/.installed
 ASSETS    := static/build/manifest.json
 FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs
 
-.PHONY: all install build serve test lint format test-fast test-pyodide clean help
+.PHONY: all install build serve test lint format test-fast test-pyodide bench clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make test    set up, build, lint, and run every test (browser tests included)"
 	@echo "make build   build the front-end assets only"
 	@echo "make test-pyodide  run the library's tests in real Pyodide (needs numpy in the cache)"
+	@echo "make bench   run every benchmark under bench/ and rewrite BENCHMARKS.md"
 	@echo "make clean   remove the venv, node_modules and built assets"
 
 $(BIN)/python:
@@ -59,6 +60,14 @@ test: lint
 
 test-pyodide: install
 	$(BIN)/python scripts/test_pyodide.py
+
+bench: install
+	$(BIN)/python bench/library.py
+	$(BIN)/python bench/check.py
+	$(BIN)/python bench/server.py
+	$(BIN)/python bench/browser.py --runs 5
+	$(BIN)/python bench/profile_boot.py
+	$(BIN)/python bench/report.py
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not browser and not slow"

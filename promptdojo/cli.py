@@ -74,6 +74,9 @@ def serve(
         Path | None,
         typer.Option(help="Folder of Pyodide package wheels (e.g. numpy) to serve to browsers."),
     ] = None,
+    log_level: Annotated[
+        str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
+    ] = "info",
 ) -> None:
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT."""
     import uvicorn
@@ -97,7 +100,7 @@ def serve(
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")
     # Open live-reload streams must not hold up Ctrl+C.
-    uvicorn.run(application, host=host, port=port, log_level="info", timeout_graceful_shutdown=2)
+    uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=2)
 
 
 @app.command()

@@ -140,8 +140,8 @@ def quantize_symmetric(
     )
     scale = np.where(absmax > 0, absmax / qmax, 1.0).astype(array.dtype)
     codes = np.divide(grouped, scale, dtype=array.dtype)
+    # |w| <= absmax = qmax * scale, so the rounded codes already lie in [-qmax, qmax]: no clip.
     np.rint(codes, out=codes)
-    np.clip(codes, -qmax, qmax, out=codes)
     return QuantizedTensor(
         codes=codes.astype(np.int8),
         scale=scale,

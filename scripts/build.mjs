@@ -6,6 +6,7 @@ import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import * as esbuild from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -36,6 +37,7 @@ for (const name of await readdir(out)) {
 
 const result = await esbuild.build({
   entryPoints: {
+    start: path.join(root, "static/js/start.js"),
     app: path.join(root, "static/js/main.js"),
     worker: path.join(root, "static/js/worker.js"),
     live: path.join(root, "static/js/live.js"),
@@ -65,6 +67,33 @@ await mkdir(pyodideOut, { recursive: true });
 for (const name of PYODIDE_CORE) {
   await copyIfChanged(path.join(pyodideDir, name), path.join(pyodideOut, name));
 }
+
+// Precompress once at build time (brotli and gzip); the server picks by Accept-Encoding and never
+// compresses per request. Zips and wheels are already compressed and are left alone.
+const COMPRESSIBLE = /\.(js|mjs|css|wasm|json|map)$/;
+async function precompress(dir) {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      await precompress(file);
+      continue;
+    }
+    if (!COMPRESSIBLE.test(entry.name)) continue;
+    const source = await stat(file);
+    const done = await stat(`${file}.br`).catch(() => null);
+    if (done && done.mtimeMs >= source.mtimeMs) continue;
+    const data = await readFile(file);
+    const br = brotliCompressSync(data, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: data.length > 4e6 ? 9 : 11,
+        [constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      },
+    });
+    await writeFile(`${file}.br`, br);
+    await writeFile(`${file}.gz`, gzipSync(data, { level: 9 }));
+  }
+}
+await precompress(out);
 
 const manifest = { files, pyodide_version: pyodideVersion };
 await writeFile(path.join(out, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -53,7 +53,7 @@ def test_wheel_install_serves_lessons_from_any_directory(tmp_path: Path) -> None
         assert status == 200
         text = page.decode()
         assets = re.findall(r'(/assets/[A-Za-z0-9_.-]+\.(?:js|css))"', text)
-        assert len(assets) == 2, assets
+        assert len(assets) == 3, assets
         worker = re.search(r"&#34;workerUrl&#34;: &#34;([^&]+)&#34;", text)
         assert worker is not None
         for url in [*assets, worker.group(1)]:

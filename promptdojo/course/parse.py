@@ -91,8 +91,9 @@ class Report:
         self.items.append(Diagnostic(Location(path, line), message, hint))
 
 
-def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+def _did_you_mean(word: object, choices: tuple[str, ...] | list[str]) -> str:
+    # YAML keys need not be strings (``1:``, ``null:``), so compare their text.
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]!r}?"
     return f"use one of: {', '.join(choices)}"
@@ -128,11 +129,13 @@ def _load_mapping(
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         report.add(path, first_line, f"{what} must be a mapping of keys to values")
         return None
-    lines = {
-        str(key.value): first_line + key.start_mark.line
-        for key, _ in node.value
-        if isinstance(key, yaml.ScalarNode)
-    }
+    # Keyed by the text of each key as parsed (``null:`` is None, ``1:`` is 1), as ``data`` is.
+    lines: dict[str, int] = {}
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode):
+            plain = key.value and not key.style  # a quoted key is text as written
+            parsed = yaml.SafeLoader(key.value).get_single_data() if plain else key.value
+            lines[str(parsed)] = first_line + key.start_mark.line
     return data, lines
 
 
@@ -151,7 +154,10 @@ def _parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dic
     for key in data:
         if key not in LESSON_KEYS:
             report.add(
-                path, lines.get(key), f"unknown key {key!r}", _did_you_mean(key, list(LESSON_KEYS))
+                path,
+                lines.get(str(key)),
+                f"unknown key {key!r}",
+                _did_you_mean(key, list(LESSON_KEYS)),
             )
     for key in REQUIRED_LESSON_KEYS:
         if not data.get(key):
@@ -161,7 +167,7 @@ def _parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dic
         if value is not None and (not isinstance(value, expected) or isinstance(value, bool)):
             report.add(
                 path,
-                lines.get(key),
+                lines.get(str(key)),
                 f"{key!r} must be {_TYPE_NAMES[key]}, not {type(value).__name__}",
                 f"e.g. {key}: {_EXAMPLES[key]}",
             )
@@ -404,7 +410,7 @@ def _parse_step(
                 if key not in STEP_KEYS:
                     report.add(
                         path,
-                        key_lines.get(key),
+                        key_lines.get(str(key)),  # keys may be None or numbers
                         f"unknown front matter key {key!r}",
                         _did_you_mean(key, STEP_KEYS),
                     )

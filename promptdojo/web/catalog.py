@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptdojo.checking.record import load_records
 from promptdojo.course import (
     Diagnostic,
     Lesson,
@@ -24,6 +25,10 @@ class Catalog:
 
     lessons: dict[str, Lesson] = field(default_factory=dict)
     broken: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+    #: Recorded outputs per ``(lesson id, step number)``: shown until the learner's Python runs.
+    records: dict[tuple[str, int], dict[str, dict]] = field(default_factory=dict)
+    #: Rendered pages of this catalog, ``key -> (body, etag)``; a new catalog starts empty.
+    pages: dict[tuple, tuple[bytes, str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, lessons_dir: Path) -> Catalog:
@@ -55,4 +60,6 @@ class Catalog:
                 )
                 continue
             catalog.lessons[lesson.id] = lesson
+            for step in lesson.steps:
+                catalog.records[(lesson.id, step.number)] = load_records(step)
         return catalog

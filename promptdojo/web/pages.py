@@ -1,15 +1,23 @@
-"""HTML pages: the lesson index and one page per step."""
+"""HTML pages: the lesson index and one page per step.
+
+Pages depend only on the lesson catalog and the built assets, so each is rendered once per catalog
+and served from memory with an ETag; a reload (``--reload``) builds a new catalog and so new pages.
+"""
 
 from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
-from promptdojo.checking.record import load_records
 from promptdojo.course import Lesson
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 
 router = APIRouter()
+
+PAGE_HEADERS = {"cache-control": "no-cache"}
 
 
 class BrokenLessonError(Exception):
@@ -32,18 +40,37 @@ def _lesson(request: Request, lesson_id: str) -> Lesson:
     return lesson
 
 
+def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Response:
+    """Serve the page ``key`` from the catalog's page cache, rendering it on first use."""
+    pages = request.app.state.catalog.pages
+    entry = pages.get(key)
+    if entry is None:
+        body = render().encode("utf-8")
+        entry = (body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+        pages[key] = entry
+    body, etag = entry
+    headers = {**PAGE_HEADERS, "etag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+
+
+def _render(request: Request, name: str, context: dict) -> str:
+    return request.app.state.templates.get_template(name).render(context)
+
+
 @router.get("/", include_in_schema=False)
 async def index(request: Request) -> Response:
     """Every lesson with its title, chapter and number of steps."""
     catalog = request.app.state.catalog
-    lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
-    broken = sorted(catalog.broken.items()) if request.app.state.dev else []
-    return request.app.state.templates.TemplateResponse(
-        request,
-        "index.html",
-        {"lessons": lessons, "broken": broken},
-        headers={"cache-control": "no-cache"},
-    )
+    dev = request.app.state.dev
+
+    def render() -> str:
+        lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
+        broken = sorted(catalog.broken.items()) if dev else []
+        return _render(request, "index.html", {"lessons": lessons, "broken": broken})
+
+    return _cached_page(request, ("index",), render)
 
 
 @router.get("/lessons/{lesson_id}", include_in_schema=False)
@@ -55,7 +82,7 @@ async def lesson_start(request: Request, lesson_id: str) -> Response:
 
 @router.get("/lessons/{lesson_id}/{number}", include_in_schema=False)
 async def step_page(request: Request, lesson_id: str, number: str) -> Response:
-    """One step: prose, editable cells, and the kernel's configuration."""
+    """One step: prose, editable cells, recorded outputs, and the kernel's configuration."""
     lesson = _lesson(request, lesson_id)
     step = lesson.step(int(number)) if number.isdigit() else None
     if step is None:
@@ -64,30 +91,30 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{number}”.",
         )
     state = request.app.state
-    kernel = {
-        "workerUrl": state.manifest.url("worker.js"),
-        "pyodideUrl": state.manifest.pyodide_url,
-        "packagesUrl": PACKAGES_URL + "/",
-        "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
-        "packages": list(lesson.packages),
-        "lesson": lesson.id,
-        "step": step.number,
-    }
-    # Hidden code the page runs but does not show: setup cells and exercise checks.
-    step_data = {
-        "setup": [{"id": c.id, "code": c.code} for c in step.setup],
-        "checks": {e.id: e.check.code for e in step.exercises},
-        "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
-    }
-    return state.templates.TemplateResponse(
-        request,
-        "step.html",
-        {
+
+    def render() -> str:
+        kernel = {
+            "workerUrl": state.manifest.url("worker.js"),
+            "pyodideUrl": state.manifest.pyodide_url,
+            "packagesUrl": PACKAGES_URL + "/",
+            "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
+            "packages": list(lesson.packages),
+            "lesson": lesson.id,
+            "step": step.number,
+        }
+        # Hidden code the page runs but does not show: setup cells and exercise checks.
+        step_data = {
+            "setup": [{"id": c.id, "code": c.code} for c in step.setup],
+            "checks": {e.id: e.check.code for e in step.exercises},
+            "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
+        }
+        context = {
             "lesson": lesson,
             "step": step,
             "kernel": kernel,
             "step_data": step_data,
-            "recorded": load_records(step),
-        },
-        headers={"cache-control": "no-cache"},
-    )
+            "recorded": state.catalog.records.get((lesson.id, step.number), {}),
+        }
+        return _render(request, "step.html", context)
+
+    return _cached_page(request, ("step", lesson.id, step.number), render)

@@ -89,7 +89,8 @@ export async function bootKernel({
     );
   }
   const kernel = new Kernel(pyodide, pyKernel, missing);
-  onPhase("ready", { missing: Object.keys(missing) });
+  const loaded = packages.filter((name) => !(name in missing));
+  onPhase("ready", { missing: Object.keys(missing), loaded });
   return kernel;
 }
 

@@ -1,13 +1,15 @@
 // The page's side of the kernel: starts the worker, queues runs, routes output to callers.
 
 export class KernelClient {
-  /**
-   * @param {object} config  The `data-kernel` object rendered by the server.
-   * @param {(phase: string, detail: object) => void} onPhase  Boot progress for the status line.
-   */
-  constructor(config, onPhase) {
+  /** @param {object} config  The `data-kernel` object rendered by the server. */
+  constructor(config) {
     this.config = config;
-    this.onPhase = onPhase;
+    this.phases = [];
+    this.listeners = [];
+    this.onPhase = (phase, detail = {}) => {
+      this.phases.push([phase, detail]);
+      for (const listener of this.listeners) listener(phase, detail);
+    };
     this.runs = new Map();
     this.nextId = 1;
     this.worker = new Worker(config.workerUrl, { type: "module", name: "promptdojo-kernel" });
@@ -17,6 +19,12 @@ export class KernelClient {
       this.onPhase("error", { message: event.message || "the kernel worker failed to start" });
     };
     this.worker.postMessage({ type: "init", config });
+  }
+
+  /** Call `listener(phase, detail)` for every boot phase, including those already past. */
+  addPhaseListener(listener) {
+    for (const [phase, detail] of this.phases) listener(phase, detail);
+    this.listeners.push(listener);
   }
 
   receive(message) {

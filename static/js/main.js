@@ -1,6 +1,5 @@
 // Page entry for a lesson step: editors for every cell, one kernel worker, Run buttons.
 import { createEditor } from "./editor.js";
-import { KernelClient } from "./kernel.js";
 
 const PHASE_TEXT = {
   downloading: "Python: downloading…",
@@ -48,7 +47,9 @@ function main() {
   const key = `${config.lesson}/${config.step}`;
   let isReady = false;
 
-  const kernel = new KernelClient(config, (phase, detail) => {
+  // start.js booted the kernel before this bundle loaded; it replays the phases so far.
+  const kernel = window.promptdojoKernel;
+  kernel.addPhaseListener((phase, detail) => {
     status.dataset.phase = phase;
     let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;
     if (phase === "error") text += `: ${detail.message}`;
@@ -90,9 +91,16 @@ function main() {
       cellStatus.classList.remove("solved");
       cellStatus.textContent = "Running…";
       const started = performance.now();
+      performance.mark("pd:run-start");
       await ensureSetup();
-      const onStream = (name, text) => appendOutput(output, name, text);
+      let first = true;
+      const onStream = (name, text) => {
+        if (first) performance.mark("pd:first-output");
+        first = false;
+        appendOutput(output, name, text);
+      };
       let result = await kernel.run(view.state.doc.toString(), { key, cellId, onStream });
+      if (first) performance.mark("pd:first-output");
       showResult(output, result);
       const ms = Math.round(performance.now() - started);
       if (withCheck && result.ok) {

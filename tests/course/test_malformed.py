@@ -39,6 +39,7 @@ EXPECTED = [
         2,
         "invalid YAML in front matter: expected ',' or ']', but got '<stream end>'",
     ),
+    ("front-matter-odd-key", "01-a.md", 3, "unknown front matter key None"),
     ("front-matter-unknown-key", "01-a.md", 3, "unknown front matter key 'sumary'"),
     ("hint-for-unknown-exercise", "01-a.md", 14, "hint for unknown exercise 'doubel'"),
     ("hint-in-python", "01-a.md", 14, "a hint is prose, not python"),

@@ -80,3 +80,26 @@ def test_assets_cannot_reach_outside_their_folder(client: TestClient) -> None:
         response = client.get(url)
         assert response.status_code == 404, url
         assert b"[project]" not in response.content
+
+
+def test_assets_are_sent_precompressed_by_accept_encoding(client: TestClient) -> None:
+    base = _config_value(client, "pyodideUrl")
+    raw = client.get(base + "pyodide.asm.wasm", headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in raw.headers
+    assert raw.headers["vary"] == "accept-encoding"
+    for encoding in ("br", "gzip"):
+        response = client.get(base + "pyodide.asm.wasm", headers={"accept-encoding": encoding})
+        assert response.headers["content-encoding"] == encoding
+        assert response.headers["content-type"] == "application/wasm"
+        assert response.headers["vary"] == "accept-encoding"
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert response.content == raw.content  # httpx decodes br and gzip
+        assert int(response.headers["content-length"]) < len(raw.content) // 2
+    both = client.get(base + "pyodide.asm.wasm", headers={"accept-encoding": "gzip, br"})
+    assert both.headers["content-encoding"] == "br"
+
+
+def test_zips_are_not_recompressed(client: TestClient) -> None:
+    base = _config_value(client, "pyodideUrl")
+    response = client.get(base + "python_stdlib.zip", headers={"accept-encoding": "br, gzip"})
+    assert "content-encoding" not in response.headers

@@ -71,3 +71,21 @@ def test_unknown_route_without_html_accept_gets_json(client: TestClient) -> None
     response = client.get("/nothing-here", headers={"accept": "application/json"})
     assert response.status_code == 404
     assert response.json() == {"detail": "Not Found"}
+
+
+def test_pages_carry_an_etag_and_answer_304_when_unchanged(client: TestClient) -> None:
+    first = client.get("/lessons/hello/1", headers=HTML)
+    etag = first.headers["etag"]
+    assert first.headers["cache-control"] == "no-cache"
+    again = client.get("/lessons/hello/1", headers={**HTML, "if-none-match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+    other = client.get("/lessons/hello/2", headers={**HTML, "if-none-match": etag})
+    assert other.status_code == 200
+    assert client.get("/", headers={"if-none-match": etag}).status_code == 200
+
+
+def test_recorded_outputs_are_in_the_page(client: TestClient) -> None:
+    text = client.get("/lessons/hello/1", headers=HTML).text
+    assert 'class="recorded"' in text
+    assert "platform: linux" in text

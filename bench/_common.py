@@ -1,0 +1,64 @@
+"""Shared helpers for the benchmarks: machine facts and result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def machine() -> dict[str, object]:
+    """Cores, memory and versions of the machine the figures come from."""
+    memory = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import numpy
+
+    return {
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory / 1024**3, 1),
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def save(name: str, figures: dict[str, object], command: str) -> Path:
+    """Write ``bench/results/<name>.json`` with the figures, the machine and the command."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    data = {
+        "name": name,
+        "command": command,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine(),
+        "figures": figures,
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    return path
+
+
+def best_of(fn, repeat: int = 5) -> float:
+    """Fastest of ``repeat`` timed calls, in seconds (the least disturbed by other work)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)

@@ -1,0 +1,93 @@
+"""Where kernel start-up time goes: the page's performance marks for a cold visit, the Next-step
+navigation, and a warm visit, plus the bytes each response put on the wire.
+
+    python bench/profile_boot.py
+
+This is the profile behind the notes in BENCHMARKS.md; it prints, it does not judge.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from playwright.sync_api import sync_playwright
+
+from bench._common import ROOT, save
+from bench.browser import LESSON, wait_mark
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
+
+MARKS = "performance.getEntriesByType('mark').map(e => [e.name, Math.round(e.startTime)])"
+
+
+def show(title: str, page, into: dict) -> None:
+    wait_mark(page, "pd:ready")
+    print(f"\n{title}")
+    marks = page.evaluate(MARKS)
+    for name, at in marks:
+        print(f"  {at:6} ms  {name}")
+    into[title] = dict(marks)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(ROOT / "lessons", Path(tmp), "--log-level", "warning")
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+                )
+                context = browser.new_context()
+                page = context.new_page()
+                wire: list[tuple[str, int, str]] = []
+                context.on(
+                    "requestfinished",
+                    lambda r: (
+                        r.response()
+                        and wire.append(
+                            (
+                                r.url.rsplit("/", 1)[-1][:40],
+                                int(r.response().headers.get("content-length", 0)),
+                                r.response().headers.get("content-encoding", "-"),
+                            )
+                        )
+                    ),
+                )
+                scenarios: dict[str, dict] = {}
+                page.goto(server.url + LESSON)
+                show("cold", page, scenarios)
+                page.wait_for_timeout(300)
+                first_visit = list(wire)  # later visits come from the HTTP cache
+                print("\n  bytes on the wire, first visit:")
+                for name, size, encoding in sorted(first_visit, key=lambda w: -w[1]):
+                    print(f"  {size:>10,}  {encoding:4}  {name}")
+                page.get_by_role("link", name="Next step").click()
+                page.wait_for_url("**/2")
+                show("after Next", page, scenarios)
+                page.goto(server.url + LESSON)
+                show("warm", page, scenarios)
+                browser.close()
+        finally:
+            stop_server(server)
+    decoded = {}
+    for name, _, encoding in first_visit:
+        matches = list((ROOT / "static" / "build").rglob(name)) if encoding != "-" else []
+        decoded[name] = matches[0].stat().st_size if matches else None
+    save(
+        "profile",
+        {
+            "marks": scenarios,
+            "wire": [
+                {"file": n, "bytes": b, "encoding": e, "decoded": decoded[n] or b}
+                for n, b, e in sorted(first_visit, key=lambda w: -w[1])
+            ],
+        },
+        "python bench/profile_boot.py",
+    )
+
+
+if __name__ == "__main__":
+    main()

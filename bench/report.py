@@ -1,0 +1,190 @@
+"""Write BENCHMARKS.md from the result files of the latest `make bench` (bench/results/*.json).
+
+python bench/report.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import RESULTS, ROOT
+
+# (result file, figure key, what it means, goal as (operator, value) or None)
+ROWS = [
+    (
+        "browser",
+        "kernel_ready_ratio",
+        "kernel-ready on a lesson step / on a bare Pyodide page",
+        ("<=", 1.10),
+    ),
+    (
+        "browser",
+        "next_step_ratio",
+        "Next-step click until cells can run / cold kernel-ready",
+        ("<=", 0.02),
+    ),
+    (
+        "browser",
+        "warm_visit_ratio",
+        "kernel-ready on a second visit (HTTP cache) / first visit",
+        ("<=", 0.5),
+    ),
+    (
+        "browser",
+        "wire_bytes_ratio",
+        "bytes on the wire on a first visit / their decoded size",
+        ("<=", 0.4),
+    ),
+    ("browser", "round_trip_ms", "first Run of a plain-Python cell until its output (ms)", None),
+    ("browser", "kernel_ready_step_ms", "cold kernel-ready on the lesson step (ms, median)", None),
+    ("browser", "kernel_ready_bare_ms", "cold kernel-ready on the bare page (ms, median)", None),
+    ("server", "c1.rps_ratio", "step-page req/s / hello-world req/s, 1 client", None),
+    ("server", "c16.rps_ratio", "step-page req/s / hello-world req/s, 16 clients", (">=", 0.7)),
+    ("server", "c64.rps_ratio", "step-page req/s / hello-world req/s, 64 clients", None),
+    ("server", "c16.step.p50_ms", "step page p50 latency at 16 clients (ms)", None),
+    ("server", "c16.step.p99_ms", "step page p99 latency at 16 clients (ms)", None),
+    (
+        "server",
+        "load_200_clients_20s.errors",
+        "errors in 200 clients x 20 s on the step page",
+        ("<=", 0),
+    ),
+    ("server", "load_200_clients_20s.requests", "requests served in that load run", None),
+    (
+        "check",
+        "overhead_ratio_j1",
+        "`promptdojo check lessons -j 1` wall / raw cell time",
+        ("<=", 1.5),
+    ),
+    (
+        "check",
+        "overhead_ratio_j2",
+        "`promptdojo check lessons -j 2` wall / raw cell time",
+        ("<=", 1.5),
+    ),
+    ("check", "speedup_j2_vs_j1", "wall time at -j 1 / wall time at -j 2", None),
+    ("library", "kv_speedup_64", "recomputed / KV-cached decoding time, 64 new tokens", None),
+    (
+        "library",
+        "kv_speedup_256",
+        "recomputed / KV-cached decoding time, 256 new tokens",
+        (">=", 10),
+    ),
+    ("library", "kv_speedup_1024", "recomputed / KV-cached decoding time, 1024 new tokens", None),
+    (
+        "library",
+        "int8_vs_copy_throughput",
+        "int8 quantization throughput / np.copy, 16M floats",
+        (">=", 0.2),
+    ),
+]
+
+
+def lookup(data: dict, dotted: str) -> object:
+    value: object = data
+    for part in dotted.split("."):
+        value = value[part]  # type: ignore[index]
+    return value
+
+
+PHASES = [
+    ("pd:boot-start", "start.js runs and creates the worker"),
+    ("pd:phase-starting", "the worker has `loadPyodide`"),
+    ("pd:python-ready", "Pyodide up, learner bundle unpacked, kernel imported"),
+    ("pd:ready", "the lesson's packages tried; cells can run"),
+]
+
+
+def profile_section(profile: dict) -> list[str]:
+    """The start-up profile: marks per scenario, and what crossed the wire."""
+    marks = profile["figures"]["marks"]
+    names = list(marks)
+    lines = [
+        "## Start-up profile",
+        "",
+        f"From `{profile['command']}` ({profile['date']}): milliseconds from navigation to each",
+        "performance mark the page records.",
+        "",
+        "| mark | meaning | " + " | ".join(names) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in names) + " |",
+    ]
+    for mark, meaning in PHASES:
+        row = " | ".join(str(marks[n].get(mark, "")) for n in names)
+        lines.append(f"| `{mark}` | {meaning} | {row} |")
+    load = {n: marks[n]["pd:python-ready"] - marks[n]["pd:phase-starting"] for n in names}
+    lines += [
+        "",
+        "Time inside `loadPyodide` and the bundle (`starting` to `python-ready`): "
+        + ", ".join(f"{n} {v} ms" for n, v in load.items())
+        + ".",
+        "",
+        "| response | bytes on the wire | encoding | decoded bytes |",
+        "| --- | --- | --- | --- |",
+    ]
+    wire = profile["figures"]["wire"]
+    for row in wire:
+        lines.append(
+            f"| `{row['file']}` | {row['bytes']:,} | {row['encoding']} | {row['decoded']:,} |"
+        )
+    sent = sum(r["bytes"] for r in wire)
+    decoded = sum(r["decoded"] for r in wire)
+    stored = [r for r in wire if r["encoding"] == "-" and r["file"].endswith(".zip")]
+    lines += [
+        "",
+        f"Already-compressed zips (sent as they are): {sum(r['bytes'] for r in stored):,} bytes, "
+        f"{100 * sum(r['bytes'] for r in stored) / sent:.0f} % of the wire bytes and "
+        f"{100 * sum(r['decoded'] for r in stored) / decoded:.0f} % of the decoded bytes.",
+    ]
+    return lines
+
+
+def main() -> None:
+    results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
+    lines = [
+        "# Benchmarks",
+        "",
+        "Every figure is a ratio against a baseline measured in the same run, or a count.",
+        "This file is written by `make bench` (`python bench/report.py`) from",
+        "`bench/results/*.json`; edit the scripts, not this file. Each script also runs alone",
+        "(the command column).",
+        "",
+    ]
+    machine = next(iter(results.values()))["machine"] if results else {}
+    if machine:
+        lines += [
+            f"Machine: {machine['cores']} cores, {machine['memory_gib']} GiB, Python "
+            f"{machine['python']}, numpy {machine['numpy']}, {machine['platform']}.",
+            "",
+        ]
+    lines += [
+        "| figure | value | goal | met | command | run |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, key, meaning, goal in ROWS:
+        if name not in results:
+            continue
+        value = lookup(results[name]["figures"], key)
+        met = ""
+        if goal is not None:
+            op, target = goal
+            met = "yes" if (value <= target if op == "<=" else value >= target) else "**no**"
+        goal_text = f"{goal[0]} {goal[1]}" if goal else ""
+        lines.append(
+            f"| {meaning} | {value} | {goal_text} | {met} | `{results[name]['command']}` | "
+            f"{results[name]['date']} |"
+        )
+    if "profile" in results:
+        lines += ["", *profile_section(results["profile"])]
+    notes = ROOT / "bench" / "NOTES.md"
+    if notes.is_file():
+        lines += ["", notes.read_text().strip()]
+    (ROOT / "BENCHMARKS.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {ROOT / 'BENCHMARKS.md'}")
+
+
+if __name__ == "__main__":
+    main()
