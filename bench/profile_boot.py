@@ -42,27 +42,31 @@ def main() -> None:
                 )
                 context = browser.new_context()
                 page = context.new_page()
-                wire: list[tuple[str, int, str]] = []
-                context.on(
-                    "requestfinished",
-                    lambda r: (
-                        r.response()
-                        and wire.append(
-                            (
-                                r.url.rsplit("/", 1)[-1][:40],
-                                int(r.response().headers.get("content-length", 0)),
-                                r.response().headers.get("content-encoding", "-"),
-                            )
+                wire: list[tuple[str, int, str, str]] = []
+
+                def on_finished(request) -> None:
+                    # A preload and the worker's later request for the same URL share one
+                    # download (the server sees one GET), so each URL counts once.
+                    response = request.response()
+                    if response is None or request.url in {w[3] for w in wire}:
+                        return
+                    wire.append(
+                        (
+                            request.url.rsplit("/", 1)[-1][:40],
+                            int(response.headers.get("content-length", 0)),
+                            response.headers.get("content-encoding", "-"),
+                            request.url,
                         )
-                    ),
-                )
+                    )
+
+                context.on("requestfinished", on_finished)
                 scenarios: dict[str, dict] = {}
                 page.goto(server.url + LESSON)
                 show("cold", page, scenarios)
                 page.wait_for_timeout(300)
                 first_visit = list(wire)  # later visits come from the HTTP cache
                 print("\n  bytes on the wire, first visit:")
-                for name, size, encoding in sorted(first_visit, key=lambda w: -w[1]):
+                for name, size, encoding, _ in sorted(first_visit, key=lambda w: -w[1]):
                     print(f"  {size:>10,}  {encoding:4}  {name}")
                 page.get_by_role("link", name="Next step").click()
                 page.wait_for_url("**/2")
@@ -73,7 +77,7 @@ def main() -> None:
         finally:
             stop_server(server)
     decoded = {}
-    for name, _, encoding in first_visit:
+    for name, _, encoding, _ in first_visit:
         matches = list((ROOT / "static" / "build").rglob(name)) if encoding != "-" else []
         decoded[name] = matches[0].stat().st_size if matches else None
     save(
@@ -82,7 +86,7 @@ def main() -> None:
             "marks": scenarios,
             "wire": [
                 {"file": n, "bytes": b, "encoding": e, "decoded": decoded[n] or b}
-                for n, b, e in sorted(first_visit, key=lambda w: -w[1])
+                for n, b, e, _ in sorted(first_visit, key=lambda w: -w[1])
             ],
         },
         "python bench/profile_boot.py",

@@ -42,6 +42,8 @@ ROWS = [
     ("browser", "round_trip_ms", "first Run of a plain-Python cell until its output (ms)", None),
     ("browser", "kernel_ready_step_ms", "cold kernel-ready on the lesson step (ms, median)", None),
     ("browser", "kernel_ready_bare_ms", "cold kernel-ready on the bare page (ms, median)", None),
+    ("browser", "kernel_ready_step_runs_ms", "every cold run on the lesson step (ms)", None),
+    ("browser", "kernel_ready_bare_runs_ms", "every cold run on the bare page (ms)", None),
     ("server", "c1.rps_ratio", "step-page req/s / hello-world req/s, 1 client", None),
     ("server", "c16.rps_ratio", "step-page req/s / hello-world req/s, 16 clients", (">=", 0.7)),
     ("server", "c64.rps_ratio", "step-page req/s / hello-world req/s, 64 clients", None),

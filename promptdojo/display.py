@@ -208,7 +208,13 @@ def bars(
 def compare_distributions(
     distributions: Mapping[str, Sequence[float]], labels: Sequence[str], title: str = ""
 ) -> Figure:
-    """Probability bars of one vocabulary under several settings (raw, temperature, top-k, …)."""
+    """Probability bars of one vocabulary under several settings (raw, temperature, top-k, …).
+
+    Example:
+        >>> fig = compare_distributions({"T=1": [0.6, 0.4], "T=0.5": [0.7, 0.3]}, ["the", "a"])
+        >>> fig.title
+        'Next-token probabilities'
+    """
     return grouped_bars(
         distributions, labels, title=title or "Next-token probabilities", ylabel="probability"
     )
@@ -344,7 +350,13 @@ def kv_cache_growth(
     max_tokens: int,
     title: str = "KV cache size as the context grows",
 ) -> Figure:
-    """Lines of cache size against context length, one per model (bytes per token × tokens)."""
+    """Lines of cache size against context length, one per model (bytes per token × tokens).
+
+    Example:
+        >>> print(kv_cache_growth({"Llama-3-8B": 131072}, 32768))
+        KV cache size as the context grows
+          Llama-3-8B  128.00 KiB/token, 4.00 GiB at 32,768
+    """
     from promptdojo.kvcache import format_bytes
 
     if not bytes_per_token or max_tokens < 1:

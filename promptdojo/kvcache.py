@@ -42,7 +42,15 @@ __all__ = [
 
 @dataclass
 class CostCounter:
-    """Multiply-adds spent, split into projections (weights) and attention (scores and mixing)."""
+    """Multiply-adds spent, split into projections (weights) and attention (scores and mixing).
+
+    Example:
+        >>> counter = CostCounter()
+        >>> kv = np.ones((2, 3, 4))
+        >>> _ = attention(np.ones((2, 1, 4)), kv, kv, counter=counter)
+        >>> counter.mark_step(); counter.attention_macs, counter.per_step()
+        (48, [48])
+    """
 
     projection_macs: int = 0
     attention_macs: int = 0
@@ -189,7 +197,12 @@ class KVCache:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The attention shape of a model, as in its Hugging Face ``config.json``."""
+    """The attention shape of a model, as in its Hugging Face ``config.json``.
+
+    Example:
+        >>> MODELS["Qwen2.5-7B"].attention, MODELS["GPT-2 small"].attention
+        ('GQA', 'MHA')
+    """
 
     name: str
     layers: int

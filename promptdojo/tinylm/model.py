@@ -126,7 +126,12 @@ class TinyLM:
 
     @classmethod
     def load(cls, path: str | Path | None = None, dtype: object = np.float32) -> TinyLM:
-        """Load weights (default: the ones shipped with promptdojo) in ``dtype``."""
+        """Load weights (default: the ones shipped with promptdojo) in ``dtype``.
+
+        Example:
+            >>> TinyLM.load(dtype=np.float64).weights["embed"].dtype
+            dtype('float64')
+        """
         data = np.load(Path(path) if path is not None else WEIGHTS, allow_pickle=False)
         meta = json.loads(str(data["meta"]))
         config = Config(**meta["config"])
@@ -158,6 +163,11 @@ class TinyLM:
         With a ``cache``, ``tokens`` continue the cached sequence: only they are computed, and
         their keys and values are appended. ``counter`` counts multiply-adds; when
         ``attention_weights`` is a list, each layer's weights are appended to it.
+
+        Example:
+            >>> model = TinyLM.load()
+            >>> model.forward(model.tokenizer.encode("def ")).shape
+            (4, 96)
         """
         c, w = self.config, self.weights
         ids = np.asarray(tokens, dtype=np.int64)
@@ -223,7 +233,15 @@ class TinyLM:
         use_cache: bool = True,
         counter: CostCounter | None = None,
     ) -> str:
-        """Continue ``prompt`` with any decoding strategy, with the KV cache on or off."""
+        """Continue ``prompt`` with any decoding strategy, with the KV cache on or off.
+
+        Example:
+            >>> model = TinyLM.load()
+            >>> greedy = decoding.Sampler(temperature=0)
+            >>> a = model.generate("def ", 20, greedy, use_cache=True)
+            >>> a == model.generate("def ", 20, greedy, use_cache=False)
+            True
+        """
         tokens = self.tokenizer.encode(prompt).tolist()
         new = decoding.generate(
             self.next_logits_fn(use_cache, counter),
@@ -239,6 +257,10 @@ class TinyLM:
 
         The text is cut into windows of ``window + 1`` characters (default: the training context);
         in each, every character after the first is predicted from those before it.
+
+        Example:
+            >>> 1 < TinyLM.load().perplexity("Return the number of items.") < 96
+            True
         """
         text = HELDOUT.read_text(encoding="utf-8") if text is None else text
         window = window or self.config.context
@@ -261,6 +283,12 @@ class TinyLM:
         """A copy whose matrices went through ``scheme`` and back (see :data:`QUANT_SCHEMES`).
 
         Norm weights stay in full precision, as llama.cpp keeps them.
+
+        Example:
+            >>> model = TinyLM.load()
+            >>> text = "Return the number of items in the list."
+            >>> model.quantized("int8").perplexity(text) < model.quantized("int4").perplexity(text)
+            True
         """
         if scheme not in QUANT_SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(QUANT_SCHEMES)}")

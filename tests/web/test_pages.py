@@ -89,3 +89,13 @@ def test_recorded_outputs_are_in_the_page(client: TestClient) -> None:
     text = client.get("/lessons/hello/1", headers=HTML).text
     assert 'class="recorded"' in text
     assert "platform: linux" in text
+
+
+def test_step_page_preloads_the_kernel_downloads(client: TestClient) -> None:
+    text = client.get("/lessons/hello/1", headers=HTML).text
+    for name in ("pyodide.asm.wasm", "python_stdlib.zip"):
+        assert f'rel="preload" as="fetch" crossorigin href="/assets/pyodide/314.0.7/{name}"' in text
+    assert re.search(
+        r'rel="preload" as="fetch" crossorigin href="/bundle/promptdojo-\w+\.zip"', text
+    )
+    assert text.index('rel="preload"') < text.index("start-")

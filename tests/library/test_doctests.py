@@ -1,0 +1,26 @@
+"""Every example in the learner library's docstrings runs and prints what it says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "promptdojo.decoding",
+    "promptdojo.kvcache",
+    "promptdojo.quantization",
+    "promptdojo.display",
+    "promptdojo.tinylm",
+    "promptdojo.tinylm.model",
+    "promptdojo.tinylm.tokenizer",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0, f"{name} has no examples"
+    assert result.failed == 0
