@@ -1,4 +1,9 @@
-// The page's side of the kernel: starts the worker, queues runs, routes output to callers.
+// The page's side of the kernel: starts the worker, queues runs, routes output to callers, and
+// stops runaway cells: first with an interrupt (Python raises KeyboardInterrupt), then, if the
+// cell has not ended STOP_GRACE_MS later, by replacing the worker with a fresh one.
+
+/** How long an interrupted cell may take to end before its worker is replaced. */
+export const STOP_GRACE_MS = 1500;
 
 export class KernelClient {
   /** @param {object} config  The `data-kernel` object rendered by the server. */
@@ -6,19 +11,32 @@ export class KernelClient {
     this.config = config;
     this.phases = [];
     this.listeners = [];
+    this.restartListeners = [];
     this.onPhase = (phase, detail = {}) => {
       this.phases.push([phase, detail]);
       for (const listener of this.listeners) listener(phase, detail);
     };
     this.runs = new Map();
     this.nextId = 1;
-    this.worker = new Worker(config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+    // Cross-origin isolation (COOP/COEP) makes SharedArrayBuffer available.
+    this.interrupt = globalThis.crossOriginIsolated
+      ? new Int32Array(new SharedArrayBuffer(4))
+      : null;
+    this.start();
+  }
+
+  start() {
+    this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
     this.worker.onmessage = (event) => this.receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault?.();
-      this.onPhase("error", { message: event.message || "the kernel worker failed to start" });
+      if (this.phases.some(([phase]) => phase === "ready")) {
+        this.restart("the Python worker crashed");
+      } else {
+        this.onPhase("error", { message: event.message || "the kernel worker failed to start" });
+      }
     };
-    this.worker.postMessage({ type: "init", config });
+    this.worker.postMessage({ type: "init", config: this.config, interrupt: this.interrupt });
   }
 
   /** Call `listener(phase, detail)` for every boot phase, including those already past. */
@@ -27,29 +45,101 @@ export class KernelClient {
     this.listeners.push(listener);
   }
 
+  /** Call `listener(reason)` after the worker was replaced (state must be replayed). */
+  addRestartListener(listener) {
+    this.restartListeners.push(listener);
+  }
+
   receive(message) {
     if (message.type === "phase") {
       this.onPhase(message.phase, message.detail);
     } else if (message.type === "fatal") {
       this.onPhase("error", { message: message.message });
+    } else if (message.type === "started") {
+      // The time limit counts from here, not from the click: a run may wait for Python to boot.
+      this.current = message.id;
+      const run = this.runs.get(message.id);
+      if (run) {
+        run.limitTimer = setTimeout(
+          () => this.stop(`it ran past its time limit of ${run.timeLimit} s`, message.id),
+          run.timeLimit * 1000,
+        );
+      }
     } else if (message.type === "stream") {
       this.runs.get(message.id)?.onStream(message.name, message.text);
     } else if (message.type === "result") {
-      const run = this.runs.get(message.id);
-      this.runs.delete(message.id);
-      run?.resolve(message.result);
+      this.finish(message.id, message.result);
     }
+  }
+
+  finish(id, result) {
+    const run = this.runs.get(id);
+    if (!run) return;
+    clearTimeout(run.limitTimer);
+    clearTimeout(run.graceTimer);
+    this.runs.delete(id);
+    if (this.current === id) this.current = null;
+    if (run.why && result.error_type === "KeyboardInterrupt") result.stopped = run.why;
+    run.resolve(result);
   }
 
   /**
    * Run a cell. `onStream(name, text)` receives stdout/stderr as it arrives; the promise resolves
-   * with the kernel's result object.
+   * with the kernel's result object. After `timeLimit` seconds the cell is stopped.
    */
-  run(code, { key, cellId, onStream = () => {} }) {
+  run(code, { key, cellId, onStream = () => {}, timeLimit = 30, internal = false }) {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.runs.set(id, { resolve, onStream });
+      this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal });
       this.worker.postMessage({ type: "run", id, code, key, cellId });
     });
+  }
+
+  /** True while a cell is running or queued. */
+  get busy() {
+    return this.runs.size > 0;
+  }
+
+  /**
+   * Stop the running cell (or, while Python boots, the last queued one): interrupt first, and
+   * replace the worker if the cell has not ended STOP_GRACE_MS later.
+   */
+  stop(why = "you pressed Stop", id = this.current ?? this.lastLearnerRun()) {
+    const run = this.runs.get(id);
+    if (!run || run.graceTimer) return;
+    run.why = why;
+    if (this.current !== id) {
+      this.worker.postMessage({ type: "cancel", id }); // not started: skip it
+      return;
+    }
+    if (this.interrupt) Atomics.store(this.interrupt, 0, 2); // SIGINT
+    run.graceTimer = setTimeout(
+      () => this.restart(`the cell did not stop after ${why.replace(/^you /, "you had ")}`),
+      this.interrupt ? STOP_GRACE_MS : 0,
+    );
+  }
+
+  /** The newest run the learner started (not a setup cell or a replay). */
+  lastLearnerRun() {
+    const ids = [...this.runs].filter(([, run]) => !run.internal).map(([id]) => id);
+    return ids.length ? Math.max(...ids) : undefined;
+  }
+
+  /** Replace the worker; every pending run ends with a `KernelRestarted` result. */
+  restart(reason) {
+    this.worker.terminate();
+    for (const id of [...this.runs.keys()]) {
+      this.finish(id, {
+        ok: false,
+        value: {},
+        error_type: "KernelRestarted",
+        error_message: reason,
+        traceback: `Python was restarted: ${reason}.`,
+      });
+    }
+    if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
+    this.phases = [];
+    this.start();
+    for (const listener of this.restartListeners) listener(reason);
   }
 }

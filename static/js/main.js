@@ -59,7 +59,28 @@ function main() {
     status.textContent = text;
     if (phase === "ready") {
       isReady = true;
-      for (const button of document.querySelectorAll(".cell button")) button.disabled = false;
+      for (const button of document.querySelectorAll(".cell button:not(.stop)")) {
+        button.disabled = false;
+      }
+    }
+  });
+
+  // Cells that ran without error, in order: replayed into a fresh worker after a restart.
+  const succeeded = [];
+  let restartNote = "";
+  kernel.addRestartListener((reason) => {
+    const replay = [...(stepData.setup ?? []), ...succeeded];
+    restartNote = `Python was restarted (${reason}); replayed ${succeeded.length} earlier cell(s).`;
+    setupDone = (async () => {
+      for (const cell of replay) {
+        await kernel.run(cell.code, { key, cellId: cell.id, internal: true });
+      }
+    })();
+  });
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === ".") {
+      event.preventDefault();
+      kernel.stop();
     }
   });
 
@@ -68,7 +89,7 @@ function main() {
   const ensureSetup = () => {
     setupDone ??= (async () => {
       for (const setup of stepData.setup ?? []) {
-        const result = await kernel.run(setup.code, { key, cellId: setup.id });
+        const result = await kernel.run(setup.code, { key, cellId: setup.id, internal: true });
         if (!result.ok) console.error(`setup cell ${setup.id} failed`, result.traceback);
       }
     })();
@@ -82,6 +103,9 @@ function main() {
     const cellStatus = cell.querySelector(".cell-status");
     const cellId = cell.dataset.cellId;
     const checkButton = cell.querySelector(".check");
+    const stopButton = cell.querySelector(".stop");
+    stopButton.addEventListener("click", () => kernel.stop());
+    const timeLimit = stepData.timeLimits?.[cellId] ?? 30;
     const expected = cell.querySelector(".cell-note") ? cell.dataset.raises : null;
     let view = null;
     const execute = async (withCheck) => {
@@ -90,6 +114,7 @@ function main() {
       output.replaceChildren();
       cellStatus.classList.remove("solved");
       cellStatus.textContent = "Running…";
+      stopButton.disabled = false;
       const started = performance.now();
       performance.mark("pd:run-start");
       await ensureSetup();
@@ -99,7 +124,10 @@ function main() {
         first = false;
         appendOutput(output, name, text);
       };
-      let result = await kernel.run(view.state.doc.toString(), { key, cellId, onStream });
+      const code = view.state.doc.toString();
+      let result = await kernel.run(code, { key, cellId, onStream, timeLimit });
+      stopButton.disabled = true;
+      if (result.ok) succeeded.push({ id: cellId, code });
       if (first) performance.mark("pd:first-output");
       showResult(output, result);
       const ms = Math.round(performance.now() - started);
@@ -114,6 +142,10 @@ function main() {
         }
       } else if (result.ok) {
         cellStatus.textContent = `Done in ${ms} ms`;
+      } else if (result.stopped) {
+        cellStatus.textContent = `Stopped: ${result.stopped}`;
+      } else if (result.error_type === "KernelRestarted") {
+        cellStatus.textContent = restartNote || "Python was restarted";
       } else if (expected && result.error_type === expected) {
         cellStatus.textContent = `Raised ${expected}, as expected`;
       } else {

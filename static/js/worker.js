@@ -29,6 +29,9 @@ function onStream(name, text) {
   if (performance.now() - lastFlush >= FLUSH_MS) flush();
 }
 
+let interrupt = null;
+const cancelled = new Set();
+
 async function init(config) {
   const phase = (name, detail = {}) => self.postMessage({ type: "phase", phase: name, detail });
   phase("downloading");
@@ -51,16 +54,31 @@ async function init(config) {
 self.onmessage = async (event) => {
   const message = event.data;
   if (message.type === "init") {
-    ready = init(message.config);
+    interrupt = message.interrupt;
+    ready = init(message.config).then((kernel) => {
+      if (interrupt) kernel.setInterruptBuffer(interrupt);
+      return kernel;
+    });
     ready.catch((error) =>
       self.postMessage({ type: "fatal", message: String(error?.message ?? error) }),
     );
     return;
   }
+  if (message.type === "cancel") {
+    cancelled.add(message.id);
+    return;
+  }
   if (message.type === "run") {
     const kernel = await ready;
+    if (cancelled.delete(message.id)) {
+      const result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
+      self.postMessage({ type: "result", id: message.id, result: { ...result, traceback: "" } });
+      return;
+    }
+    self.postMessage({ type: "started", id: message.id });
     current = message.id;
     lastFlush = performance.now();
+    if (interrupt) Atomics.store(interrupt, 0, 0); // a Stop meant for an earlier cell
     let result;
     try {
       result = kernel.run(message.code, { key: message.key, cellId: message.cellId });

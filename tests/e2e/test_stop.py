@@ -1,0 +1,46 @@
+"""Stop, time limits, and a restart that replays what had run."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_run_cell import wait_ready
+
+
+def test_stop_interrupts_an_endless_loop(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/1")
+    wait_ready(page)
+    spin = page.locator("#cell-spin")
+    spin.get_by_role("button", name="Run").click()
+    expect(spin.locator(".cell-status")).to_have_text("Running…")
+    page.wait_for_timeout(300)
+    spin.get_by_role("button", name="Stop").click()
+    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=5_000)
+    expect(spin.locator(".cell-output")).to_contain_text("KeyboardInterrupt")
+    assert "line 2" in spin.locator(".cell-output").inner_text()
+
+
+def test_the_keyboard_shortcut_stops_too(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/1")
+    wait_ready(page)
+    spin = page.locator("#cell-spin")
+    spin.locator(".cm-content").click()
+    page.keyboard.press("Control+Enter")
+    expect(spin.locator(".cell-status")).to_have_text("Running…")
+    page.keyboard.press("Control+.")
+    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=5_000)
+
+
+def test_time_limit_stops_a_sleep_and_state_survives(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/1")
+    wait_ready(page)
+    page.locator("#cell-state").get_by_role("button", name="Run").click()
+    expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
+    nap = page.locator("#cell-nap")
+    nap.get_by_role("button", name="Run").click()
+    # Stopped by its 2 s limit: by the interrupt, or by a restart that replays `a = 41`.
+    expect(nap.locator(".cell-status")).to_contain_text("time limit of 2 s", timeout=20_000)
+    after = page.locator("#cell-after")
+    after.get_by_role("button", name="Run").click()
+    expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
