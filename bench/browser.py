@@ -7,7 +7,8 @@
 * next step: from the Next-step click until the next page's cells can run / cold kernel-ready;
 * warm visit: kernel-ready on a second visit with the HTTP cache / the first visit;
 * wire bytes: bytes on the wire on a first visit / the same responses' decoded size;
-* round trip: the first cell's Run until its output, in ms.
+* round trip: the first cell's Run until its output, in ms;
+* stop latency: Stop on a `while True: pass` cell until the cell reports it stopped, in ms.
 
 The page records performance marks (pd:boot-start, pd:python-ready, pd:numpy-ready when numpy
 loads, pd:ready, pd:first-output); the figures read them.
@@ -99,7 +100,7 @@ def main() -> None:
                     executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
                 )
                 step_ready, bare_ready, python_ready, next_ratio = [], [], [], []
-                warm_ratio, wire, round_trip = [], [], []
+                warm_ratio, wire, round_trip, stop_latency = [], [], [], []
                 for _ in range(args.runs):
                     # Bare page: only the Pyodide core, same server, same files.
                     context = fresh_profile(playwright, tmp)
@@ -163,6 +164,15 @@ def main() -> None:
                     page.locator(".cell").nth(0).get_by_role("button", name="Run").click()
                     out = wait_mark(page, "pd:first-output")
                     round_trip.append(out - wait_mark(page, "pd:run-start"))
+
+                    # Stop: an endless loop, interrupted through the SharedArrayBuffer.
+                    page.goto(fixtures.url + "/lessons/runaway/1")
+                    wait_mark(page, "pd:ready")
+                    spin = page.locator("#cell-spin")
+                    spin.get_by_role("button", name="Run").click()
+                    page.wait_for_timeout(300)
+                    spin.get_by_role("button", name="Stop").click()
+                    stop_latency.append(wait_mark(page, "pd:stopped") - wait_mark(page, "pd:stop"))
                     context.close()
                 browser.close()
         finally:
@@ -182,6 +192,7 @@ def main() -> None:
         "warm_visit_ratio": round(med(warm_ratio), 3),
         "wire_bytes_ratio": round(med(wire), 3),
         "round_trip_ms": round(med(round_trip), 1),
+        "stop_latency_ms": round(med(stop_latency), 1),
         "numpy_in_cache": False,
     }
     save("browser", figures, "python bench/browser.py --runs 5")

@@ -40,6 +40,12 @@ ROWS = [
         ("<=", 0.4),
     ),
     ("browser", "round_trip_ms", "first Run of a plain-Python cell until its output (ms)", None),
+    (
+        "browser",
+        "stop_latency_ms",
+        "Stop on `while True: pass` until the cell says stopped (ms)",
+        None,
+    ),
     ("browser", "kernel_ready_step_ms", "cold kernel-ready on the lesson step (ms, median)", None),
     ("browser", "kernel_ready_bare_ms", "cold kernel-ready on the bare page (ms, median)", None),
     ("browser", "kernel_ready_step_runs_ms", "every cold run on the lesson step (ms)", None),

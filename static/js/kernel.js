@@ -108,6 +108,7 @@ export class KernelClient {
     const run = this.runs.get(id);
     if (!run || run.graceTimer) return;
     run.why = why;
+    performance.mark("pd:stop");
     if (this.current !== id) {
       this.worker.postMessage({ type: "cancel", id }); // not started: skip it
       return;

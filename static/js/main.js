@@ -143,6 +143,7 @@ function main() {
       } else if (result.ok) {
         cellStatus.textContent = `Done in ${ms} ms`;
       } else if (result.stopped) {
+        performance.mark("pd:stopped");
         cellStatus.textContent = `Stopped: ${result.stopped}`;
       } else if (result.error_type === "KernelRestarted") {
         cellStatus.textContent = restartNote || "Python was restarted";
