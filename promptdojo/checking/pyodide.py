@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptdojo.bundle import build_bundle
-from promptdojo.web.resources import build_dir
+from promptdojo.web.resources import build_dir, pyodide_core_dir
 
 #: Exit status when a package the code needs is not in the package cache.
 NOT_RUN = 3
@@ -31,13 +31,12 @@ class PyodideUnavailableError(RuntimeError):
 
 def core_dir() -> Path:
     """The Pyodide core the server ships (``static/build/pyodide/<version>``)."""
-    manifest = build_dir() / "manifest.json"
-    if not manifest.is_file():
+    core = pyodide_core_dir()
+    if core is None:
         raise PyodideUnavailableError(
-            f"{manifest} is missing: build the front end first (`make build`)"
+            f"{build_dir()} holds no Pyodide core: build the front end first (`make build`)"
         )
-    version = json.loads(manifest.read_text())["pyodide_version"]
-    return build_dir() / "pyodide" / version
+    return core
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 import promptdojo
 from promptdojo.bundle import build_bundle
 from promptdojo.checking.pyodide import PyodideUnavailableError, core_dir
-from promptdojo.checking.runner import PROCESS_MARGIN, StepResult, _fill_missing, cells_of
+from promptdojo.checking.runner import PROCESS_MARGIN, StepResult, cells_of, fill_missing
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course.model import Lesson, Step
@@ -93,7 +93,7 @@ def pyodide_step_runner(cache_dir: Path) -> Callable[[Lesson, Step], StepResult]
         outcomes = [CellOutcome.from_dict(d) for d in data.get("outcomes", [])]
         why = data.get("crashed") or why
         if len(outcomes) < len(cells_of(step)):
-            outcomes = _fill_missing(step, outcomes, why or "the Pyodide process ended early")
+            outcomes = fill_missing(step, outcomes, why or "the Pyodide process ended early")
         return StepResult(lesson, step, outcomes, time.perf_counter() - started)
 
     return run

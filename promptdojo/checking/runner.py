@@ -62,7 +62,7 @@ def cells_of(step: Step) -> list[Cell]:
     return [*step.setup, *step.cells]
 
 
-def _fill_missing(step: Step, done: list[CellOutcome], why: str) -> list[CellOutcome]:
+def fill_missing(step: Step, done: list[CellOutcome], why: str) -> list[CellOutcome]:
     """Outcomes for the cells a crashed or killed process never reported."""
     cells = cells_of(step)
     out = list(done)
@@ -108,7 +108,7 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
         if result.is_file():
             outcomes = [CellOutcome.from_dict(d) for d in json.loads(result.read_text())]
     if len(outcomes) < len(cells_of(step)):
-        outcomes = _fill_missing(step, outcomes, why or "the step's process ended early")
+        outcomes = fill_missing(step, outcomes, why or "the step's process ended early")
     return StepResult(lesson, step, outcomes, time.perf_counter() - started)
 
 

@@ -38,13 +38,6 @@ class Lock:
         data = json.loads((core_dir / "pyodide-lock.json").read_text(encoding="utf-8"))
         return cls(version=core_dir.name, packages=data["packages"])
 
-    def by_file_name(self, file_name: str) -> dict | None:
-        """The lock entry whose wheel is ``file_name``."""
-        for entry in self.packages.values():
-            if entry["file_name"] == file_name:
-                return entry
-        return None
-
     def package_for_import(self, module: str) -> str | None:
         """The package whose wheel provides the top-level ``module``, if any."""
         for name, entry in self.packages.items():
