@@ -8,11 +8,13 @@ import { closeBrackets } from "@codemirror/autocomplete";
 
 /**
  * Replace `pre` (which holds the cell's code for readers without JavaScript) with an editor.
- * `onRun` is called for Ctrl/Cmd+Enter. Esc then Tab leaves the editor (indentWithTab's escape).
+ * `onRun` is called for Ctrl/Cmd+Enter, `onRunAndNext` for Shift+Enter (run, then go to the next
+ * cell). Esc then Tab leaves the editor (indentWithTab's escape).
  */
-export function createEditor(pre, { editable = true, onRun, label }) {
+export function createEditor(pre, { editable = true, onRun, onRunAndNext, label }) {
   const runKeys = keymap.of([
     { key: "Mod-Enter", run: () => (onRun(), true) },
+    { key: "Shift-Enter", run: () => ((onRunAndNext ?? onRun)(), true) },
   ]);
   const view = new EditorView({
     state: EditorState.create({

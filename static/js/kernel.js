@@ -67,6 +67,8 @@ export class KernelClient {
       }
     } else if (message.type === "stream") {
       this.runs.get(message.id)?.onStream(message.name, message.text);
+    } else if (message.type === "truncated") {
+      this.runs.get(message.id)?.onStream("truncated", `${message.limit}`);
     } else if (message.type === "result") {
       this.finish(message.id, message.result);
     }

@@ -11,6 +11,13 @@ const PHASE_TEXT = {
 };
 
 function appendOutput(output, className, text) {
+  if (className === "truncated") {
+    const note = document.createElement("p");
+    note.className = "truncated";
+    note.textContent = `Output truncated: a cell shows at most ${Number(text).toLocaleString("en")} characters.`;
+    output.append(note);
+    return;
+  }
   let last = output.lastElementChild;
   if (!last || !last.classList.contains(className)) {
     last = document.createElement("pre");
@@ -158,6 +165,12 @@ function main() {
     view = createEditor(pre, {
       editable: pre.dataset.editable !== "false",
       onRun: run,
+      onRunAndNext: () => {
+        run();
+        const next = cells[cells.indexOf(cell) + 1];
+        next?.querySelector(".cm-content")?.focus();
+        next?.scrollIntoView({ block: "nearest" });
+      },
       label: `Python code, cell ${cellId}`,
     });
     button.addEventListener("click", run);

@@ -7,6 +7,10 @@ import { bootKernel } from "./boot.js";
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;
+/** Characters of stdout + stderr one cell may show; the rest is dropped, with a marker. */
+const OUTPUT_CAP = 100_000;
+let shown = 0;
+let truncated = false;
 
 let ready = null;
 let current = null;
@@ -24,6 +28,17 @@ function flush() {
 }
 
 function onStream(name, text) {
+  if (truncated) return;
+  if (shown + text.length > OUTPUT_CAP) {
+    // Keep what fits, send it, then the marker: nothing follows the marker.
+    pending[name] += text.slice(0, Math.max(0, OUTPUT_CAP - shown));
+    shown = OUTPUT_CAP;
+    truncated = true;
+    flush();
+    self.postMessage({ type: "truncated", id: current, limit: OUTPUT_CAP });
+    return;
+  }
+  shown += text.length;
   pending[name] += text;
   // A running cell blocks this worker's event loop, so flush from inside the write callback.
   if (performance.now() - lastFlush >= FLUSH_MS) flush();
@@ -78,6 +93,8 @@ self.onmessage = async (event) => {
     self.postMessage({ type: "started", id: message.id });
     current = message.id;
     lastFlush = performance.now();
+    shown = 0;
+    truncated = false;
     if (interrupt) Atomics.store(interrupt, 0, 0); // a Stop meant for an earlier cell
     let result;
     try {

@@ -116,7 +116,10 @@ def page(browser: object) -> Iterator[object]:
     context = browser.new_context()  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.console_errors = []
+    page_errors: list[str] = []
     pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    pg.on("pageerror", lambda e: page_errors.append(str(e)))
     yield pg
     context.close()
+    assert not page_errors, f"uncaught errors in the page: {page_errors}"

@@ -44,3 +44,29 @@ def test_time_limit_stops_a_sleep_and_state_survives(page: Page, server: Server)
     after = page.locator("#cell-after")
     after.get_by_role("button", name="Run").click()
     expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
+
+
+def test_output_is_capped_with_a_visible_marker(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/2")
+    wait_ready(page)
+    chatty = page.locator("#cell-chatty")
+    chatty.get_by_role("button", name="Run").click()
+    expect(chatty.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
+    marker = chatty.locator(".cell-output .truncated")
+    expect(marker).to_have_text("Output truncated: a cell shows at most 100,000 characters.")
+    shown = chatty.locator(".cell-output pre.stdout").inner_text()
+    assert len(shown) <= 100_000
+    assert shown.startswith("line 0\nline 1\n")
+
+
+def test_shift_enter_runs_and_moves_to_the_next_cell(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/2")
+    wait_ready(page)
+    page.locator("#cell-quiet .cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    expect(page.locator("#cell-quiet .cell-output")).to_have_text("next cell")
+    page.locator("#cell-chatty .cm-content").click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("Shift+Enter")
+    focused = page.evaluate("document.activeElement.closest('.cell')?.id")
+    assert focused == "cell-quiet"
