@@ -84,10 +84,16 @@ function main() {
       }
     })();
   });
+  // Stop can come before the run reaches the kernel (setup cells still running): remember it.
+  let stopBeforeStart = false;
+  const requestStop = () => {
+    if (kernel.lastLearnerRun() !== undefined) kernel.stop();
+    else if (document.querySelector(".cell[data-running]")) stopBeforeStart = true;
+  };
   document.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === ".") {
       event.preventDefault();
-      kernel.stop();
+      requestStop();
     }
   });
 
@@ -111,7 +117,7 @@ function main() {
     const cellId = cell.dataset.cellId;
     const checkButton = cell.querySelector(".check");
     const stopButton = cell.querySelector(".stop");
-    stopButton.addEventListener("click", () => kernel.stop());
+    stopButton.addEventListener("click", requestStop);
     const timeLimit = stepData.timeLimits?.[cellId] ?? 30;
     const expected = cell.querySelector(".cell-note") ? cell.dataset.raises : null;
     let view = null;
@@ -124,7 +130,15 @@ function main() {
       stopButton.disabled = false;
       const started = performance.now();
       performance.mark("pd:run-start");
+      stopBeforeStart = false;
       await ensureSetup();
+      if (stopBeforeStart) {
+        stopBeforeStart = false;
+        cellStatus.textContent = "Stopped: you pressed Stop";
+        stopButton.disabled = true;
+        delete cell.dataset.running;
+        return;
+      }
       let first = true;
       const onStream = (name, text) => {
         if (first) performance.mark("pd:first-output");
