@@ -18,6 +18,8 @@ export class KernelClient {
     };
     this.runs = new Map();
     this.nextId = 1;
+    /** The run the worker is executing, from its "started" message. */
+    this.current = null;
     // Cross-origin isolation (COOP/COEP) makes SharedArrayBuffer available.
     this.interrupt = globalThis.crossOriginIsolated
       ? new Int32Array(new SharedArrayBuffer(4))
@@ -81,6 +83,8 @@ export class KernelClient {
     clearTimeout(run.graceTimer);
     this.runs.delete(id);
     if (this.current === id) this.current = null;
+    // A Stop that arrived as this run ended must not hit the next one.
+    if (this.interrupt && this.current === null) Atomics.store(this.interrupt, 0, 0);
     if (run.why && result.error_type === "KeyboardInterrupt") result.stopped = run.why;
     run.resolve(result);
   }
@@ -111,10 +115,14 @@ export class KernelClient {
     if (!run || run.graceTimer) return;
     run.why = why;
     performance.mark("pd:stop");
-    if (this.current !== id) {
-      this.worker.postMessage({ type: "cancel", id }); // not started: skip it
+    if (this.current != null && this.current !== id) {
+      // Another cell (a setup or replay) is running; ours waits in the queue: just skip it.
+      this.worker.postMessage({ type: "cancel", id });
       return;
     }
+    // Set the interrupt even if the worker has not reported the run as started: it may be
+    // starting right now. A queued run is also cancelled outright.
+    if (this.current !== id) this.worker.postMessage({ type: "cancel", id });
     if (this.interrupt) Atomics.store(this.interrupt, 0, 2); // SIGINT
     run.graceTimer = setTimeout(
       () => this.restart(`the cell did not stop after ${why.replace(/^you /, "you had ")}`),
@@ -141,6 +149,7 @@ export class KernelClient {
       });
     }
     if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
+    this.current = null;
     this.phases = [];
     this.start();
     for (const listener of this.restartListeners) listener(reason);

@@ -95,7 +95,6 @@ self.onmessage = async (event) => {
     lastFlush = performance.now();
     shown = 0;
     truncated = false;
-    if (interrupt) Atomics.store(interrupt, 0, 0); // a Stop meant for an earlier cell
     let result;
     try {
       result = kernel.run(message.code, { key: message.key, cellId: message.cellId });
