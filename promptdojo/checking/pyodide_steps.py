@@ -8,6 +8,7 @@ Packages come only from the package cache; a step whose packages are missing is 
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import promptdojo
 from promptdojo.bundle import build_bundle
 from promptdojo.checking.pyodide import PyodideUnavailableError, core_dir
-from promptdojo.checking.runner import PROCESS_MARGIN, StepResult, cells_of, fill_missing
+from promptdojo.checking.runner import StepResult, cells_of, fill_missing, process_budget
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course.model import Lesson, Step
@@ -45,6 +46,7 @@ def pyodide_step_runner(cache_dir: Path) -> Callable[[Lesson, Step], StepResult]
     core = core_dir()
     lock = Lock.read(core)
     bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
+    atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
     bundle = bundle_dir / "bundle.zip"
     bundle.write_bytes(build_bundle().data)
     source = str(Path(promptdojo.__file__).resolve().parent)
@@ -56,9 +58,7 @@ def pyodide_step_runner(cache_dir: Path) -> Callable[[Lesson, Step], StepResult]
         if absent:
             message = not_cached_message(absent, cache_dir)
             return StepResult(lesson, step, _not_run(step, message), 0.0)
-        budget = BOOT_SECONDS + PROCESS_MARGIN
-        budget += sum(lesson.time_limit_of(c) for c in cells_of(step))
-        budget += sum(2 * lesson.time_limit_of(e.starter) for e in step.exercises)
+        budget = BOOT_SECONDS + process_budget(lesson, step)
         with tempfile.TemporaryDirectory(prefix="promptdojo-pyodide-") as tmp:
             job, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
             job.write_text(

@@ -62,6 +62,13 @@ def cells_of(step: Step) -> list[Cell]:
     return [*step.setup, *step.cells]
 
 
+def process_budget(lesson: Lesson, step: Step) -> float:
+    """Seconds a step's process may take: every cell's limit (exercises run up to three parts:
+    starter, check, solution, check), plus start-up and imports."""
+    budget = sum(lesson.time_limit_of(c) for c in cells_of(step)) + PROCESS_MARGIN
+    return budget + sum(2 * lesson.time_limit_of(e.starter) for e in step.exercises)
+
+
 def fill_missing(step: Step, done: list[CellOutcome], why: str) -> list[CellOutcome]:
     """Outcomes for the cells a crashed or killed process never reported."""
     cells = cells_of(step)
@@ -77,8 +84,7 @@ def fill_missing(step: Step, done: list[CellOutcome], why: str) -> list[CellOutc
 def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
     """Run ``step`` in a fresh CPython process and collect its outcomes."""
     started = time.perf_counter()
-    budget = sum(lesson.time_limit_of(c) for c in cells_of(step)) + PROCESS_MARGIN
-    budget += sum(lesson.time_limit_of(e.starter) * 2 for e in step.exercises)
+    budget = process_budget(lesson, step)
     with tempfile.TemporaryDirectory(prefix="promptdojo-check-") as tmp:
         job, result = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job.write_text(

@@ -210,50 +210,42 @@ class StepRunner:
         assert exercise is not None, "the parser links every exercise to its check"
         limit = self._limit(cell)
         total = 0.0
-        starter, output, seconds = self.execute(cell, limit)
-        total += seconds
-        if not starter.ok:
-            message, tb = self._failure(cell, starter, "the starter code raised")
-            return self._outcome(
-                cell, Status.FAILED, message, traceback=tb, seconds=total, output=output
-            )
-        check, _, seconds = self.execute(exercise.check, limit)
-        total += seconds
-        if check.ok:
+
+        def run_part(part: Cell) -> CellResult:
+            nonlocal total
+            result, _, seconds = self.execute(part, limit)
+            total += seconds
+            return result
+
+        def failed(message: str, traceback: str = "", at: Cell | None = None) -> CellOutcome:
             return self._outcome(
                 cell,
                 Status.FAILED,
-                "the starter code already passes its check: leave something for the learner "
-                "to do, or tighten the check",
+                message,
+                at=at,
+                traceback=traceback,
                 seconds=total,
                 output=output,
             )
+
+        starter, output, total = self.execute(cell, limit)
+        if not starter.ok:
+            return failed(*self._failure(cell, starter, "the starter code raised"))
+        if run_part(exercise.check).ok:
+            return failed(
+                "the starter code already passes its check: leave something for the learner "
+                "to do, or tighten the check"
+            )
         if exercise.solution is not None:
-            solved, _, seconds = self.execute(exercise.solution, limit)
-            total += seconds
+            solved = run_part(exercise.solution)
             if not solved.ok:
                 message, tb = self._failure(exercise.solution, solved, "the solution raised")
-                return self._outcome(
-                    cell,
-                    Status.FAILED,
-                    message,
-                    at=exercise.solution,
-                    traceback=tb,
-                    seconds=total,
-                    output=output,
-                )
-            verdict, _, seconds = self.execute(exercise.check, limit)
-            total += seconds
+                return failed(message, tb, at=exercise.solution)
+            verdict = run_part(exercise.check)
             if not verdict.ok:
                 message, tb = self._failure(exercise.check, verdict, "the solution fails its check")
-                return self._outcome(
-                    cell,
-                    Status.FAILED,
-                    f"{message}: fix the solution, or the check",
-                    at=exercise.solution,
-                    traceback=tb,
-                    seconds=total,
-                    output=output,
+                return failed(
+                    f"{message}: fix the solution, or the check", tb, at=exercise.solution
                 )
         return self._outcome(cell, Status.PASSED, seconds=total, output=output)
 
