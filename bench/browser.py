@@ -161,7 +161,9 @@ def main() -> None:
                     page = context.new_page()
                     page.goto(fixtures.url + FIXTURE)
                     wait_mark(page, "pd:ready")
-                    page.locator(".cell").nth(0).get_by_role("button", name="Run").click()
+                    page.locator(".cell").nth(0).get_by_role(
+                        "button", name="Run", exact=True
+                    ).click()
                     out = wait_mark(page, "pd:first-output")
                     round_trip.append(out - wait_mark(page, "pd:run-start"))
 
@@ -169,7 +171,7 @@ def main() -> None:
                     page.goto(fixtures.url + "/lessons/runaway/1")
                     wait_mark(page, "pd:ready")
                     spin = page.locator("#cell-spin")
-                    spin.get_by_role("button", name="Run").click()
+                    spin.get_by_role("button", name="Run", exact=True).click()
                     page.wait_for_timeout(300)
                     spin.get_by_role("button", name="Stop").click()
                     stop_latency.append(wait_mark(page, "pd:stopped") - wait_mark(page, "pd:stop"))

@@ -73,6 +73,19 @@ def _mime_bundle(value: Any) -> dict[str, str]:
     return bundle
 
 
+#: What ``input()`` says in a cell. A cell runs to its end without pausing (in the browser it runs in
+#: a worker that cannot wait for typing), so it says so at once rather than block or fail obscurely.
+INPUT_NOT_SUPPORTED = (
+    "input() is not supported in lesson cells: a cell cannot stop and wait for typing. "
+    'Put the value in the code instead, e.g. name = "Ada".'
+)
+
+
+def _input(prompt: object = "") -> str:
+    """Stands in for the built-in ``input`` in every cell namespace."""
+    raise RuntimeError(INPUT_NOT_SUPPORTED)
+
+
 class _UnavailableFinder:
     """A ``sys.meta_path`` finder that fails imports of packages the runtime could not load."""
 
@@ -107,6 +120,7 @@ class Kernel:
             module = types.ModuleType("__main__")
             ns = module.__dict__
             ns["__builtins__"] = __builtins__
+            ns["input"] = _input
             self.namespaces[key] = ns
         return ns
 

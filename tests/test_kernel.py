@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptdojo.kernel import Kernel
+from promptdojo.kernel import INPUT_NOT_SUPPORTED, Kernel
 
 
 def test_cells_of_a_step_share_a_namespace_and_steps_do_not() -> None:
@@ -96,3 +96,14 @@ def test_tracebacks_can_point_at_the_markdown_file_and_line(tmp_path) -> None:
     assert "return 1 / x" in result.traceback  # the source line comes from the markdown file
     syntax = Kernel().run("x = 1\nif x\n    pass", filename=str(md), first_line=6)
     assert syntax.error_line == 7
+
+
+def test_input_says_plainly_that_it_is_not_supported() -> None:
+    kernel = Kernel()
+    result = kernel.run('name = input("Your name? ")\nprint(name)', cell_id="ask")
+    assert not result.ok
+    assert result.error_type == "RuntimeError"
+    assert result.error_message == INPUT_NOT_SUPPORTED
+    assert result.error_line == 1
+    # Only the learner's line is in the traceback, not the stand-in's frame.
+    assert result.traceback.count('File "') == 1

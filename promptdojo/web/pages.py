@@ -55,6 +55,11 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
     return Response(body, media_type="text/html; charset=utf-8", headers=headers)
 
 
+def _starter_hash(code: str) -> str:
+    """A short hash of a cell's starter code: the browser notices when the author changed it."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
+
+
 def _render(request: Request, name: str, context: dict) -> str:
     return request.app.state.templates.get_template(name).render(context)
 
@@ -100,10 +105,11 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
             "packages": list(lesson.packages),
             "lesson": lesson.id,
-            "step": step.number,
         }
         # Hidden code the page runs but does not show: setup cells and exercise checks.
         step_data = {
+            "lesson": lesson.id,
+            "step": step.number,
             "setup": [{"id": c.id, "code": c.code} for c in step.setup],
             "checks": {e.id: e.check.code for e in step.exercises},
             "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
@@ -114,6 +120,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "kernel": kernel,
             "step_data": step_data,
             "recorded": state.catalog.records.get((lesson.id, step.number), {}),
+            "starter_hash": _starter_hash,
         }
         return _render(request, "step.html", context)
 

@@ -1,5 +1,8 @@
-// Page entry for a lesson step: editors for every cell, one kernel worker, Run buttons.
-import { createEditor } from "./editor.js";
+// Page entry for a lesson: the kernel status, the current step, in-place navigation between
+// steps (the kernel worker keeps running), progress, and export/import of the learner's work.
+import { navigateInPlace, prefetch } from "./nav.js";
+import { StepState, mountStep } from "./step.js";
+import { exportWork, importWork, loadProgress, markSolved, markVisited } from "./store.js";
 
 const PHASE_TEXT = {
   downloading: "Python: downloading…",
@@ -10,186 +13,167 @@ const PHASE_TEXT = {
   error: "Python failed to start",
 };
 
-function appendOutput(output, className, text) {
-  if (className === "truncated") {
-    const note = document.createElement("p");
-    note.className = "truncated";
-    note.textContent = `Output truncated: a cell shows at most ${Number(text).toLocaleString("en")} characters.`;
-    output.append(note);
-    return;
-  }
-  let last = output.lastElementChild;
-  if (!last || !last.classList.contains(className)) {
-    last = document.createElement("pre");
-    last.className = className;
-    output.append(last);
-  }
-  last.textContent += text;
+function formatBytes(bytes) {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} kB`;
 }
 
-function showResult(output, result) {
-  if (result.ok) {
-    const svg = result.value?.["image/svg+xml"];
-    const plain = result.value?.["text/plain"];
-    if (svg !== undefined) {
-      // As an <img>, SVG cannot run scripts or reach the page: safe for learner output.
-      const img = document.createElement("img");
-      img.className = "value";
-      img.alt = plain ?? "picture";
-      img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
-      output.append(img);
-    } else if (plain !== undefined) {
-      appendOutput(output, "value", plain);
-    }
-  } else {
-    appendOutput(output, "error", result.traceback || `${result.error_type}: ${result.error_message}`);
+/** Ticks in the step list and the "3 / 7" count, from the stored progress. */
+function renderProgress(progress) {
+  const items = [...document.querySelectorAll(".lesson-steps li[data-step]")];
+  let done = 0;
+  for (const item of items) {
+    const step = item.dataset.step;
+    const exercises = item.dataset.exercises ? item.dataset.exercises.split(" ") : [];
+    const solved = progress.solved[step] ?? [];
+    const visited = progress.visited.includes(Number(step));
+    const complete = visited && exercises.every((id) => solved.includes(id));
+    item.classList.toggle("visited", visited);
+    item.classList.toggle("done", complete);
+    const mark = item.querySelector(".tick");
+    if (mark) mark.textContent = complete ? "✓ done" : visited ? "visited" : "";
+    if (complete) done += 1;
   }
+  const count = document.querySelector(".progress-count");
+  if (count) count.textContent = `${done} / ${items.length}`;
 }
 
 function main() {
-  const config = JSON.parse(document.body.dataset.kernel);
-  const stepData = JSON.parse(document.getElementById("step-data")?.textContent || "{}");
-  const status = document.querySelector(".kernel-status");
-  const cells = [...document.querySelectorAll(".cell")];
-  const key = `${config.lesson}/${config.step}`;
-  let isReady = false;
-
-  // start.js booted the kernel before this bundle loaded; it replays the phases so far.
   const kernel = window.promptdojoKernel;
+  const status = document.querySelector(".kernel-status");
+  const session = { stopBeforeStart: false, restartNote: "" };
+  const stepStates = new Map();
+  let ready = false;
+  let current = null; // {key, data, mounted}
+
+  const stateOf = (key) => {
+    if (!stepStates.has(key)) stepStates.set(key, new StepState());
+    return stepStates.get(key);
+  };
+
   kernel.addPhaseListener((phase, detail) => {
     status.dataset.phase = phase;
     let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;
+    if (phase === "downloading" && detail.bytes) text += ` ${formatBytes(detail.bytes)}`;
     if (phase === "error") text += `: ${detail.message}`;
     if (phase === "ready" && detail.missing?.length) {
-      text += ` (without ${detail.missing.join(", ")}: not in the package cache)`;
+      text += ` (without ${detail.missing.join(", ")}: see the message when a cell imports it)`;
     }
     status.textContent = text;
     if (phase === "ready") {
-      isReady = true;
-      for (const button of document.querySelectorAll(".cell button:not(.stop)")) {
-        button.disabled = false;
-      }
+      ready = true;
+      current?.mounted.setReady();
     }
   });
 
-  // Cells that ran without error, in order: replayed into a fresh worker after a restart.
-  const succeeded = [];
-  let restartNote = "";
+  // A fresh worker has empty namespaces: replay the current step, forget the others (their setup
+  // runs again when the learner goes back to them).
   kernel.addRestartListener((reason) => {
-    const replay = [...(stepData.setup ?? []), ...succeeded];
-    restartNote = `Python was restarted (${reason}); replayed ${succeeded.length} earlier cell(s).`;
-    setupDone = (async () => {
+    for (const key of [...stepStates.keys()]) {
+      if (key !== current?.key) stepStates.delete(key);
+    }
+    const state = current && stateOf(current.key);
+    if (!state) return;
+    const replay = [...(current.data.setup ?? []), ...state.succeeded];
+    session.restartNote = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
+    const key = current.key;
+    state.setupDone = (async () => {
       for (const cell of replay) {
         await kernel.run(cell.code, { key, cellId: cell.id, internal: true });
       }
     })();
   });
+
   // Stop can come before the run reaches the kernel (setup cells still running): remember it.
-  let stopBeforeStart = false;
   const requestStop = () => {
     if (kernel.lastLearnerRun() !== undefined) kernel.stop();
-    else if (document.querySelector(".cell[data-running]")) stopBeforeStart = true;
+    else if (document.querySelector(".cell[data-running]")) session.stopBeforeStart = true;
   };
+
+  const mount = () => {
+    const data = JSON.parse(document.getElementById("step-data").textContent);
+    const key = `${data.lesson}/${data.step}`;
+    const root = document.querySelector("main");
+    const mounted = mountStep(root, {
+      kernel,
+      session,
+      data,
+      state: stateOf(key),
+      isReady: () => ready,
+      requestStop,
+      onSolved: (cellId) => renderProgress(markSolved(data.lesson, data.step, cellId)),
+    });
+    current = { key, data, mounted };
+    if (ready) mounted.setReady();
+    const progress = markVisited(data.lesson, data.step);
+    renderProgress(progress);
+    for (const cellId of progress.solved[data.step] ?? []) {
+      const status = root.querySelector(`.cell[data-cell-id="${CSS.escape(cellId)}"] .cell-status`);
+      if (status && !status.textContent) {
+        status.textContent = "✓ Solved before";
+        status.classList.add("solved");
+      }
+    }
+    for (const link of document.querySelectorAll(".step-nav a")) prefetch(link.href);
+  };
+
+  const go = async (url, options = {}) => {
+    await navigateInPlace(url, {
+      ...options,
+      before: () => current?.mounted.unmount(),
+      after: mount,
+    });
+  };
+
+  // In-place navigation: step links, back/forward, and Alt+PageDown / Alt+PageUp.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest?.("a[data-step-link]");
+    if (!link || event.defaultPrevented || event.button !== 0) return;
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    go(link.href);
+  });
+  window.addEventListener("popstate", () => go(location.href, { push: false }));
   document.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === ".") {
       event.preventDefault();
       requestStop();
+    } else if (event.altKey && (event.key === "PageDown" || event.key === "PageUp")) {
+      const link = document.querySelector(event.key === "PageDown" ? "a[rel=next]" : "a[rel=prev]");
+      if (link) {
+        event.preventDefault();
+        go(link.href);
+      }
     }
   });
 
-  // Hidden setup cells run once, before the first cell of the step.
-  let setupDone = null;
-  const ensureSetup = () => {
-    setupDone ??= (async () => {
-      for (const setup of stepData.setup ?? []) {
-        const result = await kernel.run(setup.code, { key, cellId: setup.id, internal: true });
-        if (!result.ok) console.error(`setup cell ${setup.id} failed`, result.traceback);
-      }
-    })();
-    return setupDone;
-  };
+  // Export / import of everything stored for promptdojo in this browser.
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest?.(".export-work")) return;
+    const blob = new Blob([JSON.stringify(exportWork(), null, 2)], { type: "application/json" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = `promptdojo-work-${new Date().toISOString().slice(0, 10)}.json`;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 0);
+  });
+  document.addEventListener("change", async (event) => {
+    const input = event.target.closest?.(".import-work input[type=file]");
+    if (!input?.files?.length) return;
+    const file = input.files[0];
+    input.value = "";
+    try {
+      const { edits } = importWork(await file.text());
+      await go(location.href, { push: false, fresh: true });
+      document.querySelector(".work-status").textContent =
+        `Imported ${edits} edited cell(s) from ${file.name}.`;
+    } catch (error) {
+      document.querySelector(".work-status").textContent =
+        `Could not import ${file.name}: ${error.message}. Nothing was changed.`;
+    }
+  });
 
-  for (const cell of cells) {
-    const pre = cell.querySelector(".cell-source");
-    const button = cell.querySelector(".run");
-    const output = cell.querySelector(".cell-output");
-    const cellStatus = cell.querySelector(".cell-status");
-    const cellId = cell.dataset.cellId;
-    const checkButton = cell.querySelector(".check");
-    const stopButton = cell.querySelector(".stop");
-    stopButton.addEventListener("click", requestStop);
-    const timeLimit = stepData.timeLimits?.[cellId] ?? 30;
-    const expected = cell.querySelector(".cell-note") ? cell.dataset.raises : null;
-    let view = null;
-    const execute = async (withCheck) => {
-      if (!isReady || cell.dataset.running) return;
-      cell.dataset.running = "1";
-      output.replaceChildren();
-      cellStatus.classList.remove("solved");
-      cellStatus.textContent = "Running…";
-      stopButton.disabled = false;
-      const started = performance.now();
-      performance.mark("pd:run-start");
-      stopBeforeStart = false;
-      await ensureSetup();
-      if (stopBeforeStart) {
-        stopBeforeStart = false;
-        cellStatus.textContent = "Stopped: you pressed Stop";
-        stopButton.disabled = true;
-        delete cell.dataset.running;
-        return;
-      }
-      let first = true;
-      const onStream = (name, text) => {
-        if (first) performance.mark("pd:first-output");
-        first = false;
-        appendOutput(output, name, text);
-      };
-      const code = view.state.doc.toString();
-      let result = await kernel.run(code, { key, cellId, onStream, timeLimit });
-      stopButton.disabled = true;
-      if (result.ok) succeeded.push({ id: cellId, code });
-      if (first) performance.mark("pd:first-output");
-      showResult(output, result);
-      const ms = Math.round(performance.now() - started);
-      if (withCheck && result.ok) {
-        result = await kernel.run(stepData.checks[cellId], { key, cellId: `${cellId}-check` });
-        if (result.ok) {
-          cellStatus.textContent = "✓ Solved";
-          cellStatus.classList.add("solved");
-        } else {
-          const why = result.error_type === "AssertionError" && result.error_message;
-          cellStatus.textContent = why ? `Not yet: ${why}` : `Not yet (${result.error_type})`;
-        }
-      } else if (result.ok) {
-        cellStatus.textContent = `Done in ${ms} ms`;
-      } else if (result.stopped) {
-        performance.mark("pd:stopped");
-        cellStatus.textContent = `Stopped: ${result.stopped}`;
-      } else if (result.error_type === "KernelRestarted") {
-        cellStatus.textContent = restartNote || "Python was restarted";
-      } else if (expected && result.error_type === expected) {
-        cellStatus.textContent = `Raised ${expected}, as expected`;
-      } else {
-        cellStatus.textContent = `Failed (${result.error_type})`;
-      }
-      delete cell.dataset.running;
-    };
-    const run = () => execute(false);
-    view = createEditor(pre, {
-      editable: pre.dataset.editable !== "false",
-      onRun: run,
-      onRunAndNext: () => {
-        run();
-        const next = cells[cells.indexOf(cell) + 1];
-        next?.querySelector(".cm-content")?.focus();
-        next?.scrollIntoView({ block: "nearest" });
-      },
-      label: `Python code, cell ${cellId}`,
-    });
-    button.addEventListener("click", run);
-    checkButton?.addEventListener("click", () => execute(true));
-  }
+  history.replaceState({ promptdojo: true }, "", location.href);
+  mount();
 }
 
 main();

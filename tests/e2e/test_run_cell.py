@@ -20,7 +20,7 @@ def test_run_prints_output_made_by_pyodide_in_the_worker(page: Page, server: Ser
     wait_ready(page)
     assert page.evaluate("crossOriginIsolated") is True
     first = page.locator(".cell").nth(0)
-    first.get_by_role("button", name="Run").click()
+    first.get_by_role("button", name="Run", exact=True).click()
     # Only Pyodide reports sys.platform == "emscripten"; CPython on the server would say "linux".
     expect(first.locator(".cell-output")).to_have_text("platform: emscripten", timeout=20_000)
     assert page.console_errors == []
@@ -43,7 +43,7 @@ def test_traceback_is_numbered_in_the_cell_and_hides_the_runtime(
     page.goto(f"{server.url}/lessons/hello/2")
     wait_ready(page)
     cell = page.locator(".cell").nth(0)
-    cell.get_by_role("button", name="Run").click()
+    cell.get_by_role("button", name="Run", exact=True).click()
     output = cell.locator(".cell-output .error")
     expect(output).to_contain_text("ZeroDivisionError: division by zero", timeout=20_000)
     text = output.inner_text()
@@ -58,7 +58,7 @@ def test_missing_package_fails_at_once_with_a_clear_message(page: Page, server: 
     wait_ready(page)
     expect(page.locator(".kernel-status")).to_contain_text("without numpy")
     cell = page.locator(".cell").nth(0)
-    cell.get_by_role("button", name="Run").click()
+    cell.get_by_role("button", name="Run", exact=True).click()
     error = cell.locator(".cell-output .error")
     expect(error).to_contain_text("ModuleNotFoundError: numpy is not available", timeout=10_000)
     expect(error).to_contain_text("package cache")
@@ -69,7 +69,7 @@ def test_exercise_check_hints_solution_and_hidden_setup(page: Page, server: Serv
     wait_ready(page)
     # The read-only cell sees the hidden setup's `greeting`.
     shout = page.locator("#cell-shout")
-    shout.get_by_role("button", name="Run").click()
+    shout.get_by_role("button", name="Run", exact=True).click()
     expect(shout.locator(".cell-output")).to_have_text("HELLO", timeout=20_000)
     shout.locator(".cm-content").click()
     page.keyboard.type("x = 1")
@@ -77,7 +77,7 @@ def test_exercise_check_hints_solution_and_hidden_setup(page: Page, server: Serv
     assert shout.locator(".cm-content").get_attribute("aria-readonly") == "true"
 
     oops = page.locator("#cell-oops")
-    oops.get_by_role("button", name="Run").click()
+    oops.get_by_role("button", name="Run", exact=True).click()
     expect(oops.locator(".cell-status")).to_have_text("Raised KeyError, as expected")
 
     exercise = page.locator("#cell-double")
@@ -110,6 +110,6 @@ def test_running_replaces_the_recorded_output(page: Page, server: Server) -> Non
     wait_ready(page)
     first = page.locator(".cell").nth(0)
     expect(first.locator(".recorded")).to_have_count(1)
-    first.get_by_role("button", name="Run").click()
+    first.get_by_role("button", name="Run", exact=True).click()
     expect(first.locator(".cell-output")).to_have_text("platform: emscripten", timeout=20_000)
     expect(first.locator(".recorded")).to_have_count(0)

@@ -12,7 +12,7 @@ def test_stop_interrupts_an_endless_loop(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/1")
     wait_ready(page)
     spin = page.locator("#cell-spin")
-    spin.get_by_role("button", name="Run").click()
+    spin.get_by_role("button", name="Run", exact=True).click()
     expect(spin.locator(".cell-status")).to_have_text("Running…")
     page.wait_for_timeout(300)
     spin.get_by_role("button", name="Stop").click()
@@ -35,14 +35,14 @@ def test_the_keyboard_shortcut_stops_too(page: Page, server: Server) -> None:
 def test_time_limit_stops_a_sleep_and_state_survives(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/1")
     wait_ready(page)
-    page.locator("#cell-state").get_by_role("button", name="Run").click()
+    page.locator("#cell-state").get_by_role("button", name="Run", exact=True).click()
     expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
     nap = page.locator("#cell-nap")
-    nap.get_by_role("button", name="Run").click()
+    nap.get_by_role("button", name="Run", exact=True).click()
     # Stopped by its 2 s limit: by the interrupt, or by a restart that replays `a = 41`.
     expect(nap.locator(".cell-status")).to_contain_text("time limit of 2 s", timeout=20_000)
     after = page.locator("#cell-after")
-    after.get_by_role("button", name="Run").click()
+    after.get_by_role("button", name="Run", exact=True).click()
     expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
 
 
@@ -50,7 +50,7 @@ def test_output_is_capped_with_a_visible_marker(page: Page, server: Server) -> N
     page.goto(f"{server.url}/lessons/runaway/2")
     wait_ready(page)
     chatty = page.locator("#cell-chatty")
-    chatty.get_by_role("button", name="Run").click()
+    chatty.get_by_role("button", name="Run", exact=True).click()
     expect(chatty.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
     marker = chatty.locator(".cell-output .truncated")
     expect(marker).to_have_text("Output truncated: a cell shows at most 100,000 characters.")

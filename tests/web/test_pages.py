@@ -27,8 +27,8 @@ def test_step_page_renders_prose_and_cells(client: TestClient) -> None:
     assert "This step's cells need only the standard library." in text
     assert text.count('class="cell"') == 2
     assert "print(&#34;platform:&#34;, sys.platform)" in text
-    assert 'aria-label="Run"' in text
-    assert 'rel="next" href="/lessons/hello/2"' in text
+    assert "disabled>Run</button>" in text
+    assert 'rel="next" data-step-link href="/lessons/hello/2"' in text
     assert 'rel="prev"' not in text
 
 
@@ -38,7 +38,14 @@ def test_step_page_carries_kernel_config(client: TestClient) -> None:
     assert raw is not None
     config = json.loads(raw.group(1).replace("&#34;", '"').replace("&amp;", "&"))
     assert config["lesson"] == "hello"
-    assert config["step"] == 2
+    # The kernel config is the same on every step of a lesson: the worker outlives steps.
+    assert "step" not in config
+    assert config == json.loads(
+        re.search(r'data-kernel="([^"]*)"', client.get("/lessons/hello/1", headers=HTML).text)
+        .group(1)
+        .replace("&#34;", '"')
+        .replace("&amp;", "&")
+    )
     assert config["workerUrl"].startswith("/assets/worker-")
     assert config["pyodideUrl"] == "/assets/pyodide/314.0.7/"
     assert re.fullmatch(r"/bundle/promptdojo-[0-9a-f]{16}\.zip", config["bundleUrl"])
@@ -99,3 +106,26 @@ def test_step_page_preloads_the_kernel_downloads(client: TestClient) -> None:
         r'rel="preload" as="fetch" crossorigin href="/bundle/promptdojo-\w+\.zip"', text
     )
     assert text.index('rel="preload"') < text.index("start-")
+
+
+def test_step_page_lists_every_step_with_its_exercises(client: TestClient) -> None:
+    text = client.get("/lessons/hello/2", headers=HTML).text
+    steps = re.findall(r'<li data-step="(\d+)" data-exercises="([^"]*)">', text)
+    assert [number for number, _ in steps] == ["1", "2", "3"]
+    assert 'aria-current="step">' in text.split('data-step="2"')[1].split("</li>")[0]
+    assert "steps done" in text
+    assert "Export my work" in text
+
+
+def test_cells_carry_a_starter_hash_and_run_all_above_from_the_second_cell(
+    client: TestClient,
+) -> None:
+    text = client.get("/lessons/hello/1", headers=HTML).text
+    hashes = re.findall(r'data-starter-hash="([0-9a-f]*)"', text)
+    assert len(hashes) == 2 and all(len(h) == 16 for h in hashes) and hashes[0] != hashes[1]
+    # The first cell has nothing above it.
+    first, second = text.split('class="cell"')[1:3]
+    assert "Run all above" not in first
+    assert "Run all above" in second
+    data = json.loads(re.search(r'id="step-data">(.*?)</script>', text).group(1))
+    assert (data["lesson"], data["step"]) == ("hello", 1)

@@ -1,0 +1,111 @@
+// What the learner keeps in this browser: edited cells and progress, in localStorage.
+//
+// Keys are versioned and namespaced so that an export holds exactly our data:
+//   promptdojo:v1:edit:<lesson>:<step>:<cell>  -> {code, starter}   (starter: hash of the
+//                                                 author's code the edit started from)
+//   promptdojo:v1:progress:<lesson>            -> {visited: [step...], solved: {step: [cell...]}}
+
+const PREFIX = "promptdojo:v1:";
+export const EXPORT_FORMAT = "promptdojo-work";
+
+function read(key) {
+  try {
+    return JSON.parse(localStorage.getItem(PREFIX + key) ?? "null");
+  } catch {
+    return null; // storage disabled, or a value we did not write
+  }
+}
+
+function write(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(PREFIX + key);
+    else localStorage.setItem(PREFIX + key, JSON.stringify(value));
+    return true;
+  } catch {
+    return false; // quota exceeded or storage disabled: the editor still holds the code
+  }
+}
+
+const editKey = (lesson, step, cell) => `edit:${lesson}:${step}:${cell}`;
+
+/** The learner's saved code for a cell, or null: `{code, starter}`. */
+export function loadEdit(lesson, step, cell) {
+  const saved = read(editKey(lesson, step, cell));
+  return saved && typeof saved.code === "string" ? saved : null;
+}
+
+/** Save the learner's code; code equal to the author's starter is not an edit and is dropped. */
+export function saveEdit(lesson, step, cell, code, starterCode, starterHash) {
+  const value = code === starterCode ? null : { code, starter: starterHash };
+  return write(editKey(lesson, step, cell), value);
+}
+
+export function loadProgress(lesson) {
+  const progress = read(`progress:${lesson}`) ?? {};
+  return {
+    visited: Array.isArray(progress.visited) ? progress.visited : [],
+    solved: progress.solved && typeof progress.solved === "object" ? progress.solved : {},
+  };
+}
+
+export function markVisited(lesson, step) {
+  const progress = loadProgress(lesson);
+  if (!progress.visited.includes(step)) progress.visited.push(step);
+  write(`progress:${lesson}`, progress);
+  return progress;
+}
+
+export function markSolved(lesson, step, cell) {
+  const progress = loadProgress(lesson);
+  const solved = new Set(progress.solved[step] ?? []);
+  solved.add(cell);
+  progress.solved[step] = [...solved];
+  write(`progress:${lesson}`, progress);
+  return progress;
+}
+
+/** Everything promptdojo stored in this browser, as one JSON-ready object. */
+export function exportWork() {
+  const items = {};
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key?.startsWith(PREFIX)) items[key.slice(PREFIX.length)] = read(key.slice(PREFIX.length));
+  }
+  return { format: EXPORT_FORMAT, version: 1, exported: new Date().toISOString(), items };
+}
+
+/**
+ * Restore an export. Throws an Error that says what is wrong with the file, and then writes
+ * nothing. Progress is merged (nothing solved is forgotten); edits in the file win.
+ */
+export function importWork(text) {
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`this file is not JSON (${error.message}); choose a file made by "Export my work"`);
+  }
+  if (data?.format !== EXPORT_FORMAT || data.version !== 1 || typeof data.items !== "object") {
+    throw new Error('this file was not made by "Export my work" (format promptdojo-work, version 1)');
+  }
+  const entries = Object.entries(data.items).filter(
+    ([key]) => key.startsWith("edit:") || key.startsWith("progress:"),
+  );
+  let edits = 0;
+  for (const [key, value] of entries) {
+    if (key.startsWith("progress:")) {
+      const lesson = key.slice("progress:".length);
+      const mine = loadProgress(lesson);
+      const visited = new Set([...mine.visited, ...(value?.visited ?? [])]);
+      const solved = { ...mine.solved };
+      for (const [step, cells] of Object.entries(value?.solved ?? {})) {
+        solved[step] = [...new Set([...(solved[step] ?? []), ...cells])];
+      }
+      write(key, { visited: [...visited], solved });
+    } else if (typeof value?.code === "string") {
+      write(key, value);
+      edits += 1;
+    }
+  }
+  return { edits };
+}

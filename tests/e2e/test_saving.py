@@ -1,0 +1,129 @@
+"""Nothing the learner types is lost: saved edits, Reset with undo, changed starters, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_run_cell import wait_ready
+
+EDIT_KEY = "promptdojo:v1:edit:runtime:1:one"
+
+
+def editor_text(page: Page, cell_id: str) -> str:
+    return page.locator(f"#cell-{cell_id} .cm-content").inner_text()
+
+
+def type_into(page: Page, cell_id: str, text: str) -> None:
+    page.locator(f"#cell-{cell_id} .cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(text)
+
+
+def test_edits_survive_a_reload_and_step_changes(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runtime/1")
+    type_into(page, "one", "counter = 100")
+    page.get_by_role("link", name="Next step").click()  # leaving saves at once
+    page.get_by_role("link", name="Previous step").click()
+    assert editor_text(page, "one") == "counter = 100"
+    page.reload()
+    assert editor_text(page, "one") == "counter = 100"
+    saved = json.loads(page.evaluate(f"localStorage.getItem('{EDIT_KEY}')"))
+    assert saved["code"] == "counter = 100"
+    assert len(saved["starter"]) == 16
+
+
+def test_reset_restores_the_starter_and_can_be_undone(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runtime/1")
+    type_into(page, "one", "counter = 5")
+    cell = page.locator("#cell-one")
+    cell.get_by_role("button", name="Reset").click()
+    assert editor_text(page, "one") == "counter = 1"
+    page.reload()
+    assert editor_text(page, "one") == "counter = 1"  # the reset is saved too
+    type_into(page, "one", "counter = 7")
+    cell.get_by_role("button", name="Reset").click()
+    cell.get_by_role("button", name="Undo reset").click()
+    assert editor_text(page, "one") == "counter = 7"
+    # The editor's own undo also brings the learner's code back.
+    cell.get_by_role("button", name="Reset").click()
+    page.locator("#cell-one .cm-content").click()
+    page.keyboard.press("Control+z")
+    assert editor_text(page, "one") == "counter = 7"
+
+
+def test_a_changed_starter_asks_before_replacing_the_learners_code(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/runtime/1")
+    # As if saved when the author's starter was different.
+    stale = json.dumps({"code": "counter = 3  # mine", "starter": "0000000000000000"})
+    page.evaluate("([k, v]) => localStorage.setItem(k, v)", [EDIT_KEY, stale])
+    page.reload()
+    cell = page.locator("#cell-one")
+    notice = cell.get_by_role("alert")
+    expect(notice).to_contain_text("changed this cell's starting code")
+    assert editor_text(page, "one") == "counter = 3  # mine"
+    cell.get_by_role("button", name="Keep mine").click()
+    expect(notice).to_be_hidden()
+    page.reload()
+    expect(notice).to_be_hidden()  # answered once, not asked again
+    assert editor_text(page, "one") == "counter = 3  # mine"
+
+    page.evaluate("([k, v]) => localStorage.setItem(k, v)", [EDIT_KEY, stale])
+    page.reload()
+    cell.get_by_role("button", name="Use the new version").click()
+    assert editor_text(page, "one") == "counter = 1"
+    cell.get_by_role("button", name="Undo reset").click()
+    assert editor_text(page, "one") == "counter = 3  # mine"
+
+
+def test_export_then_import_restores_the_work(page: Page, server: Server, tmp_path: Path) -> None:
+    page.goto(f"{server.url}/lessons/runtime/1")
+    type_into(page, "one", "counter = 11")
+    page.get_by_role("link", name="Next step").click()
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Export my work").click()
+    exported = tmp_path / "work.json"
+    download_info.value.save_as(exported)
+    data = json.loads(exported.read_text())
+    assert data["format"] == "promptdojo-work"
+    assert data["items"]["edit:runtime:1:one"]["code"] == "counter = 11"
+
+    page.evaluate("localStorage.clear()")
+    page.goto(f"{server.url}/lessons/runtime/1")
+    assert editor_text(page, "one") == "counter = 1"
+    page.get_by_label("Import work").set_input_files(exported)
+    expect(page.locator(".work-status")).to_contain_text("Imported 1 edited cell(s)")
+    assert editor_text(page, "one") == "counter = 11"
+
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    page.get_by_label("Import work").set_input_files(bad)
+    expect(page.locator(".work-status")).to_contain_text("Nothing was changed")
+    assert editor_text(page, "one") == "counter = 11"
+
+
+def test_progress_counts_visited_steps_and_solved_exercises(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    count = page.locator(".progress-count")
+    expect(count).to_have_text("1 / 3")
+    page.get_by_role("link", name="Next step").click()
+    expect(count).to_have_text("2 / 3")
+    page.get_by_role("link", name="Next step").click()
+    # Step 3 has an exercise: visited is not done until it is solved.
+    expect(count).to_have_text("2 / 3")
+    steps = page.get_by_role("navigation", name="Lesson steps")
+    expect(steps.locator("li[data-step='3'] .tick")).to_have_text("visited")
+    wait_ready(page)
+    type_into(page, "double", "def double(x):\n    return 2 * x")
+    page.locator("#cell-double").get_by_role("button", name="Check").click()
+    expect(page.locator("#cell-double .cell-status")).to_have_text("✓ Solved", timeout=30_000)
+    expect(count).to_have_text("3 / 3")
+    page.reload()
+    expect(count).to_have_text("3 / 3")
+    expect(steps.locator("li[data-step='3'] .tick")).to_have_text("✓ done")
+    expect(page.locator("#cell-double .cell-status")).to_have_text("✓ Solved before")
