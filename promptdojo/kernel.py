@@ -73,8 +73,8 @@ def _mime_bundle(value: Any) -> dict[str, str]:
     return bundle
 
 
-#: What ``input()`` says in a cell. A cell runs to its end without pausing (in the browser it runs in
-#: a worker that cannot wait for typing), so it says so at once rather than block or fail obscurely.
+#: What ``input()`` says in a cell. A cell runs to its end without pausing (in the browser it runs
+#: in a worker that cannot wait for typing), so it says so at once instead of blocking.
 INPUT_NOT_SUPPORTED = (
     "input() is not supported in lesson cells: a cell cannot stop and wait for typing. "
     'Put the value in the code instead, e.g. name = "Ada".'

@@ -122,7 +122,8 @@ def test_cells_carry_a_starter_hash_and_run_all_above_from_the_second_cell(
 ) -> None:
     text = client.get("/lessons/hello/1", headers=HTML).text
     hashes = re.findall(r'data-starter-hash="([0-9a-f]*)"', text)
-    assert len(hashes) == 2 and all(len(h) == 16 for h in hashes) and hashes[0] != hashes[1]
+    assert [len(h) for h in hashes] == [16, 16]
+    assert hashes[0] != hashes[1]
     # The first cell has nothing above it.
     first, second = text.split('class="cell"')[1:3]
     assert "Run all above" not in first
