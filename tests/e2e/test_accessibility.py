@@ -1,0 +1,90 @@
+"""Keyboard-only use, accessible names, narrow screens, both themes, and an axe-core scan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Server
+from tests.e2e.test_navigation import run
+from tests.e2e.test_run_cell import wait_ready
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture
+def axe_page(browser: object) -> Iterator[Page]:
+    """A page whose CSP lets the test inject axe-core (the app itself allows no inline script)."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `npm ci` (axe-core is a dev dependency)")
+    context = browser.new_context(bypass_csp=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def serious_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        for v in results["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_violations_on_a_step(
+    axe_page: Page, server: Server, scheme: str
+) -> None:
+    axe_page.emulate_media(color_scheme=scheme)
+    axe_page.goto(f"{server.url}/lessons/hello/3")
+    wait_ready(axe_page)
+    run(axe_page, "shout")
+    axe_page.locator("#cell-double details.hint").first.locator("summary").click()
+    assert serious_violations(axe_page) == []
+
+
+def test_buttons_and_links_have_their_names(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/2")
+    cell = page.locator(".cell").first
+    for name in ("Run", "Stop", "Reset"):
+        expect(cell.get_by_role("button", name=name, exact=True)).to_have_count(1)
+    expect(page.get_by_role("link", name="Next step")).to_have_count(1)
+    expect(page.get_by_role("link", name="Previous step")).to_have_count(1)
+    expect(cell.locator(".cell-output")).to_have_attribute("aria-live", "polite")
+    expect(page.locator(".kernel-status")).to_have_attribute("aria-live", "polite")
+
+
+def test_escape_then_tab_leaves_the_editor(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    page.locator(".cell").first.locator(".cm-content").click()
+    page.keyboard.press("Tab")  # inside the editor, Tab indents
+    assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.textContent")
+    assert focused == "Run"
+    page.keyboard.press("Enter")  # and the keyboard alone runs the cell
+    expect(page.locator(".cell").first.locator(".cell-output")).to_contain_text("emscripten")
+
+
+def test_a_390px_screen_shows_everything_without_sideways_scrolling(
+    page: Page, server: Server
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{server.url}/lessons/hello/3")
+    wait_ready(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for name in ("Run", "Check", "Reset"):
+        button = page.locator("#cell-double").get_by_role("button", name=name, exact=True)
+        box = button.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+    page.locator("#cell-double").get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#cell-double .cell-status")).to_contain_text("Done")
