@@ -71,6 +71,8 @@ export class KernelClient {
       this.runs.get(message.id)?.onStream(message.name, message.text);
     } else if (message.type === "truncated") {
       this.runs.get(message.id)?.onStream("truncated", `${message.limit}`);
+    } else if (message.type === "crashed") {
+      this.restart(`Python crashed: ${message.message}`);
     } else if (message.type === "result") {
       this.finish(message.id, message.result);
     }

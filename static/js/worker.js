@@ -2,7 +2,8 @@
 //
 // Messages in:  {type: "init", config}, {type: "run", id, code, key, cellId}
 // Messages out: {type: "phase", phase, detail}, {type: "stream", id, name, text},
-//               {type: "result", id, result}, {type: "fatal", message}
+//               {type: "result", id, result}, {type: "fatal", message} (boot failed),
+//               {type: "crashed", id, message} (the runtime failed while running a cell)
 import { bootKernel } from "./boot.js";
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
@@ -99,7 +100,22 @@ self.onmessage = async (event) => {
     try {
       result = kernel.run(message.code, { key: message.key, cellId: message.cellId });
     } catch (error) {
-      result = { ok: false, error_type: "InternalError", traceback: String(error), value: {} };
+      if (error?.type === "KeyboardInterrupt") {
+        // Stop landed outside the cell's own code (e.g. while its traceback was formatted).
+        result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
+        flush();
+        self.postMessage({ type: "result", id: message.id, result: { ...result, traceback: "" } });
+        current = null;
+        return;
+      }
+      // Python's own errors come back as results; an exception here means the runtime itself
+      // failed (a WebAssembly trap, memory exhausted outside Python). This Pyodide is no longer
+      // usable: tell the page, which replaces the worker and replays the step.
+      flush();
+      const text = String(error?.message ?? error).trim().split("\n");
+      self.postMessage({ type: "crashed", id: message.id, message: text.at(-1) || "unknown error" });
+      ready = new Promise(() => {}); // take no more runs; the page terminates this worker
+      return;
     }
     flush();
     self.postMessage({ type: "result", id: message.id, result });

@@ -70,3 +70,38 @@ def test_shift_enter_runs_and_moves_to_the_next_cell(page: Page, server: Server)
     page.keyboard.press("Shift+Enter")
     focused = page.evaluate("document.activeElement.closest('.cell')?.id")
     assert focused == "cell-quiet"
+
+
+def test_a_memory_bomb_ends_in_memory_error_and_python_lives_on(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/runaway/3")
+    wait_ready(page)
+    page.locator("#cell-keep").get_by_role("button", name="Run", exact=True).click()
+    bomb = page.locator("#cell-bomb")
+    bomb.get_by_role("button", name="Run", exact=True).click()
+    expect(bomb.locator(".cell-status")).to_have_text(
+        "Raised MemoryError, as expected", timeout=120_000
+    )
+    expect(bomb.locator(".cell-output")).to_contain_text('File "<cell bomb>", line 3')
+    after = page.locator("#cell-after-bomb")
+    after.get_by_role("button", name="Run", exact=True).click()
+    expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)
+
+
+def test_a_crashed_runtime_is_replaced_and_the_step_replayed(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/3")
+    wait_ready(page)
+    page.locator("#cell-keep").get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#cell-keep .cell-status")).to_contain_text("Done")
+    crash = page.locator("#cell-crash")
+    crash.get_by_role("button", name="Run", exact=True).click()
+    expect(crash.locator(".cell-status")).to_have_text(
+        "Python was restarted (Python crashed: memory access out of bounds); "
+        "replayed 1 earlier cell(s).",
+        timeout=30_000,
+    )
+    wait_ready(page)
+    after = page.locator("#cell-after-bomb")
+    after.get_by_role("button", name="Run", exact=True).click()
+    expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)
