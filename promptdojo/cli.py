@@ -74,6 +74,25 @@ def serve(
         Path | None,
         typer.Option(help="Folder of Pyodide package wheels (e.g. numpy) to serve to browsers."),
     ] = None,
+    package_upstream: Annotated[
+        str,
+        typer.Option(
+            help="Where a package missing from the cache is fetched from, once; {version} is "
+            "the served Pyodide's version (default: the official Pyodide CDN).",
+            show_default=False,
+        ),
+    ] = "",
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Never fetch packages; serve only what is cached."),
+    ] = False,
+    pyodide_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Serve this unpacked full Pyodide release (core and packages) instead of the "
+            "built-in core."
+        ),
+    ] = None,
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
     ] = "info",
@@ -83,6 +102,8 @@ def serve(
 
     from promptdojo.web.app import create_app
     from promptdojo.web.assets import AssetsMissingError
+    from promptdojo.web.package_cache import DEFAULT_UPSTREAM
+    from promptdojo.web.release import ReleaseError
     from promptdojo.web.settings import Settings
 
     if not lessons_dir.is_dir():
@@ -92,10 +113,12 @@ def serve(
         dev=dev or reload,
         reload=reload,
         package_cache_dir=(package_cache or DEFAULT_CACHE).resolve(),
+        package_upstream=None if offline else package_upstream or DEFAULT_UPSTREAM,
+        pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
     )
     try:
         application = create_app(settings)
-    except AssetsMissingError as exc:
+    except (AssetsMissingError, ReleaseError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")

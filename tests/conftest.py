@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.upstream import Upstream, running_upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_LESSONS = ROOT / "tests" / "fixtures" / "lessons"
@@ -21,3 +24,9 @@ def fixture_lessons() -> Path:
 def real_lessons() -> Path:
     """The lessons the project ships."""
     return REAL_LESSONS
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    """A fake Pyodide package upstream on loopback (see ``tests/upstream.py``)."""
+    yield from running_upstream()

@@ -20,6 +20,9 @@ from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import SecurityHeadersMiddleware
 from promptdojo.web.live import LiveReload
+from promptdojo.web.package_cache import Lock
+from promptdojo.web.package_store import PackageStore
+from promptdojo.web.release import RELEASE_URL, Release
 from promptdojo.web.resources import build_dir, templates_dir
 from promptdojo.web.settings import Settings
 from promptdojo.web.staticfiles import ImmutableStaticFiles
@@ -56,13 +59,31 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.dev = dev
     app.state.manifest = manifest
     app.state.templates = templates
-    app.state.catalog = Catalog.load(lessons_dir)
+    # The Pyodide the browser runs: the built-in core, or an unpacked release (--pyodide-dir).
+    release = Release.open(Path(settings.pyodide_dir)) if settings.pyodide_dir else None
+    if release is not None:
+        app.state.pyodide_url = release.url
+        lock = Lock.read(release.path, version=release.version)
+    else:
+        app.state.pyodide_url = manifest.pyodide_url
+        lock = Lock.read(manifest.pyodide_dir)
+    app.state.packages = PackageStore(
+        lock=lock,
+        cache_dir=settings.package_cache_dir,
+        upstream=(
+            settings.package_upstream.format(version=lock.version)
+            if settings.package_upstream
+            else None
+        ),
+        release_dir=release.path if release is not None else None,
+    )
+    app.state.catalog = Catalog.load(lessons_dir, lock)
     app.state.bundle = build_bundle()
 
     if settings.reload:
 
         def reload_catalog() -> None:
-            app.state.catalog = Catalog.load(lessons_dir)
+            app.state.catalog = Catalog.load(lessons_dir, lock)
 
         live = LiveReload(lessons_dir, reload_catalog)
 
@@ -78,11 +99,15 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(pyodide_files.router)
     app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
+    if release is not None:
+        app.mount(
+            release.url.rstrip("/"), ImmutableStaticFiles(directory=release.path), name="pyodide"
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if "text/html" not in request.headers.get("accept", "") or request.url.path.startswith(
-            (ASSETS_URL, pyodide_files.PACKAGES_URL, pyodide_files.BUNDLE_URL)
+            (ASSETS_URL, RELEASE_URL, pyodide_files.PACKAGES_URL, pyodide_files.BUNDLE_URL)
         ):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
         return templates.TemplateResponse(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from promptdojo.checking.record import load_records
 from promptdojo.course import (
@@ -31,8 +32,11 @@ class Catalog:
     pages: dict[tuple, tuple[bytes, str]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, lessons_dir: Path) -> Catalog:
-        """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others."""
+    def load(cls, lessons_dir: Path, lock: Any = "default") -> Catalog:
+        """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others.
+
+        ``lock`` is the served Pyodide's lock, against which lesson packages are checked.
+        """
         catalog = cls()
         if not lessons_dir.is_dir():
             raise FileNotFoundError(
@@ -41,7 +45,7 @@ class Catalog:
             )
         for folder in discover(lessons_dir):
             try:
-                lesson = load_lesson(folder)
+                lesson = load_lesson(folder, lock)
             except LessonError as exc:
                 catalog.broken[folder] = exc.diagnostics
                 for diagnostic in exc.diagnostics:

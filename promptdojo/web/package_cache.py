@@ -33,10 +33,10 @@ class Lock:
     packages: dict[str, dict]
 
     @classmethod
-    def read(cls, core_dir: Path) -> Lock:
-        """Read the lock file in the Pyodide core folder ``core_dir``."""
+    def read(cls, core_dir: Path, version: str | None = None) -> Lock:
+        """Read the lock file in the Pyodide core folder ``core_dir`` (named for its version)."""
         data = json.loads((core_dir / "pyodide-lock.json").read_text(encoding="utf-8"))
-        return cls(version=core_dir.name, packages=data["packages"])
+        return cls(version=version or core_dir.name, packages=data["packages"])
 
     def package_for_import(self, module: str) -> str | None:
         """The package whose wheel provides the top-level ``module``, if any."""

@@ -100,7 +100,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     def render() -> str:
         kernel = {
             "workerUrl": state.manifest.url("worker.js"),
-            "pyodideUrl": state.manifest.pyodide_url,
+            "pyodideUrl": state.pyodide_url,
             "packagesUrl": PACKAGES_URL + "/",
             "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
             "packages": list(lesson.packages),

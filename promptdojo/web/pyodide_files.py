@@ -7,6 +7,7 @@ import re
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, Response
 
+from promptdojo.web.package_store import PackageUnavailableError
 from promptdojo.web.staticfiles import IMMUTABLE
 
 BUNDLE_URL = "/bundle"
@@ -27,15 +28,11 @@ async def learner_bundle(request: Request, filename: str) -> Response:
 
 @router.get(PACKAGES_URL + "/{filename}", include_in_schema=False)
 async def package(request: Request, filename: str) -> Response:
-    """A Pyodide package wheel from the server's package cache folder."""
-    cache_dir = request.app.state.settings.package_cache_dir
+    """A Pyodide package wheel: from the release folder, the cache, or fetched once upstream."""
     if not _WHEEL_NAME.match(filename) or filename.startswith("."):
         raise HTTPException(404, f"{filename!r} is not a package file name")
-    path = cache_dir / filename if cache_dir is not None else None
-    if path is None or not path.is_file():
-        raise HTTPException(
-            404,
-            f"{filename} is not in the package cache {cache_dir}: "
-            "run `promptdojo pyodide fetch` to fill it",
-        )
+    try:
+        path = await request.app.state.packages.get(filename)
+    except PackageUnavailableError as exc:
+        raise HTTPException(exc.status, str(exc)) from None
     return FileResponse(path, headers={"cache-control": IMMUTABLE})

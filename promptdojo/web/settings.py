@@ -18,5 +18,10 @@ class Settings:
     reload: bool = False
     #: Folder of cached Pyodide packages (wheels named in pyodide-lock.json).
     package_cache_dir: Path | None = None
+    #: Where a package missing from the cache is fetched from (``None``: never fetch); a
+    #: ``{version}`` in it becomes the served Pyodide's version.
+    package_upstream: str | None = None
+    #: An unpacked full Pyodide release to serve instead of the built-in core (offline classes).
+    pyodide_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
     assets_dir: Path | None = None

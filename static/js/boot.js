@@ -47,10 +47,17 @@ export async function bootKernel({
   onPhase = () => {},
   pyodideOptions = {},
 }) {
-  onPhase("starting");
-  const config = { indexURL, ...pyodideOptions };
+  // Packages are requested through loadPyodide's own `packages` option, so their download runs
+  // in parallel with the interpreter's start instead of after it.
+  onPhase("starting", { packages });
+  const config = { indexURL, packages, ...pyodideOptions };
   if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
-  const pyodide = await loadPyodide(config);
+  const bootErrors = [];
+  const pyodide = await loadPyodide({
+    ...config,
+    // Pyodide reports a package it could not load on stderr during boot; keep those lines.
+    stderr: (line) => bootErrors.push(line),
+  });
   pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
   pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
 
@@ -61,22 +68,21 @@ export async function bootKernel({
   const kernelModule = pyodide.pyimport("promptdojo.kernel");
   onPhase("python-ready");
 
+  // A package that failed at boot is tried once more, to learn why (the server answers a
+  // missing package at once, with the reason).
   const missing = {};
-  if (packages.length) {
-    onPhase("packages", { packages });
-    for (const name of packages) {
-      const errors = [];
-      try {
-        await pyodide.loadPackage(name, {
-          messageCallback: () => {},
-          errorCallback: (message) => errors.push(message),
-        });
-      } catch (error) {
-        errors.push(String(error?.message ?? error));
-      }
-      if (errors.length || !pyodide.loadedPackages[name]) {
-        missing[name] = errors.join("\n") || `${name} could not be loaded`;
-      }
+  for (const name of packages.filter((n) => !pyodide.loadedPackages[n])) {
+    const errors = [];
+    try {
+      await pyodide.loadPackage(name, {
+        messageCallback: () => {},
+        errorCallback: (message) => errors.push(message),
+      });
+    } catch (error) {
+      errors.push(String(error?.message ?? error));
+    }
+    if (!pyodide.loadedPackages[name]) {
+      missing[name] = errors.join("\n") || bootErrors.join("\n") || `${name} could not be loaded`;
     }
   }
   const pyKernel = kernelModule.Kernel();
@@ -84,8 +90,8 @@ export async function bootKernel({
     pyKernel.mark_unavailable(
       name,
       `${name} is not available: the server could not provide its Pyodide package ` +
-        `(${detail.split("\n")[0]}). Ask whoever runs this server to add ${name} to its ` +
-        "package cache.",
+        `(${detail.split("\n")[0]}). Whoever runs the server can pre-fetch it with ` +
+        `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
     );
   }
   const kernel = new Kernel(pyodide, pyKernel, missing);

@@ -87,7 +87,13 @@ def stop_server(server: Server) -> None:
 @pytest.fixture(scope="session")
 def server(fixture_lessons: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The fixture lessons served by a real uvicorn."""
-    srv = start_server(fixture_lessons, tmp_path_factory.mktemp("server"))
+    # Port 9 on loopback is closed: package fetches fail at once, as without internet.
+    srv = start_server(
+        fixture_lessons,
+        tmp_path_factory.mktemp("server"),
+        "--package-upstream",
+        "http://127.0.0.1:9/",
+    )
     yield srv
     stop_server(srv)
 

@@ -72,9 +72,7 @@ def test_shift_enter_runs_and_moves_to_the_next_cell(page: Page, server: Server)
     assert focused == "cell-quiet"
 
 
-def test_a_memory_bomb_ends_in_memory_error_and_python_lives_on(
-    page: Page, server: Server
-) -> None:
+def test_a_memory_bomb_ends_in_memory_error_and_python_lives_on(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/3")
     wait_ready(page)
     page.locator("#cell-keep").get_by_role("button", name="Run", exact=True).click()

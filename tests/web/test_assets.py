@@ -66,7 +66,18 @@ def test_a_stale_bundle_name_is_a_404(client: TestClient) -> None:
 def test_missing_package_says_what_to_do(client: TestClient) -> None:
     response = client.get("/packages/numpy-2.4.6-cp314-cp314-pyemscripten_2026_0_wasm32.whl")
     assert response.status_code == 404
-    assert "not in the package cache" in response.json()["detail"]
+    detail = response.json()["detail"]
+    assert "numpy (numpy-2.4.6-cp314-cp314-pyemscripten_2026_0_wasm32.whl)" in detail
+    assert "is not in the server's package cache" in detail
+    assert "`promptdojo pyodide fetch numpy`" in detail
+
+
+def test_a_file_the_lock_does_not_name_is_a_404(client: TestClient) -> None:
+    response = client.get("/packages/surprise-1.0-py3-none-any.whl")
+    assert response.status_code == 404
+    assert response.json()["detail"] == (
+        "surprise-1.0-py3-none-any.whl is not a package of Pyodide 314.0.7"
+    )
 
 
 def test_assets_cannot_reach_outside_their_folder(client: TestClient) -> None:

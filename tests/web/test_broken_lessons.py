@@ -51,10 +51,10 @@ def test_a_parser_crash_is_contained(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
     real = catalog.load_lesson
 
-    def flaky(folder: Path):
+    def flaky(folder: Path, lock: object = "default"):
         if folder.name == "hello":
             raise RuntimeError("boom")
-        return real(folder)
+        return real(folder, lock)
 
     monkeypatch.setattr(catalog, "load_lesson", flaky)
     c = client(dev=True)

@@ -1,0 +1,123 @@
+"""The server's side of ``/packages/<wheel>``: a pull-through cache of Pyodide packages.
+
+A wheel is served from, in order: the unpacked Pyodide release given with ``--pyodide-dir``; the
+package cache folder; the upstream (by default the official CDN of the pinned Pyodide), fetched
+once, checked against the sha256 in ``pyodide-lock.json`` and stored in the cache. Concurrent first
+requests for one wheel share one download. A failed fetch is remembered for a short while, so a
+classroom without internet gets its answer at once instead of one timeout per page load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptdojo.web.package_cache import Lock, PackageError, download, sha256_of
+
+log = logging.getLogger("promptdojo.web")
+
+#: Seconds a failed upstream fetch is remembered before the next request tries again.
+FAILURE_TTL = 30.0
+#: Seconds to wait for the upstream to answer (connect, and each read).
+FETCH_TIMEOUT = 10.0
+
+
+class PackageUnavailableError(Exception):
+    """A wheel cannot be served; ``status`` is the HTTP status, the message says what to do."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class PackageStore:
+    """Where wheels come from, for one running server."""
+
+    lock: Lock
+    cache_dir: Path | None
+    upstream: str | None = None
+    release_dir: Path | None = None
+    _by_file: dict[str, dict] = field(default_factory=dict, init=False)
+    _verified: dict[Path, tuple[int, int]] = field(default_factory=dict, init=False)
+    _inflight: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False)
+    _failures: dict[str, tuple[float, str]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._by_file = {entry["file_name"]: entry for entry in self.lock.packages.values()}
+
+    def _fetch_hint(self, name: str) -> str:
+        return f"Pre-fetch it with `promptdojo pyodide fetch {name}` and reload the page."
+
+    def _cached(self, entry: dict) -> Path | None:
+        """The cached wheel if it is there with the lock's sha256 (hashed once per file)."""
+        if self.cache_dir is None:
+            return None
+        path = self.cache_dir / entry["file_name"]
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        signature = (stat.st_size, stat.st_mtime_ns)
+        if self._verified.get(path) == signature:
+            return path
+        if sha256_of(path) != entry["sha256"]:
+            log.warning("%s does not match pyodide-lock.json; not serving it", path)
+            return None
+        self._verified[path] = signature
+        return path
+
+    async def get(self, file_name: str) -> Path:
+        """The path of ``file_name`` to serve, fetching it first if need be."""
+        if self.release_dir is not None:
+            candidate = self.release_dir / file_name
+            if candidate.is_file():
+                return candidate
+        entry = self._by_file.get(file_name)
+        if entry is None:
+            raise PackageUnavailableError(
+                404, f"{file_name} is not a package of Pyodide {self.lock.version}"
+            )
+        name = entry["name"]
+        path = await asyncio.to_thread(self._cached, entry)
+        if path is not None:
+            return path
+        if self.upstream is None or self.cache_dir is None:
+            raise PackageUnavailableError(
+                404,
+                f"{name} ({file_name}) is not in the server's package cache {self.cache_dir} "
+                f"and fetching is off. {self._fetch_hint(name)}",
+            )
+        failed = self._failures.get(file_name)
+        if failed is not None and time.monotonic() - failed[0] < FAILURE_TTL:
+            raise PackageUnavailableError(502, failed[1])
+        task = self._inflight.get(file_name)
+        if task is None:
+            task = asyncio.create_task(self._download(entry))
+            self._inflight[file_name] = task
+            task.add_done_callback(lambda _: self._inflight.pop(file_name, None))
+        # shield: a client that hangs up must not cancel the download others wait for.
+        return await asyncio.shield(task)
+
+    async def _download(self, entry: dict) -> Path:
+        name, file_name = entry["name"], entry["file_name"]
+        log.info("fetching %s from %s", file_name, self.upstream)
+        try:
+            path = await asyncio.to_thread(
+                download, entry, self.cache_dir, self.upstream, FETCH_TIMEOUT
+            )
+        except PackageError as exc:
+            message = (
+                f"{name} ({file_name}) is not in the server's package cache and could not be "
+                f"fetched: {exc}. {self._fetch_hint(name)}"
+            )
+            log.warning("%s", message)
+            self._failures[file_name] = (time.monotonic(), message)
+            raise PackageUnavailableError(502, message) from None
+        self._failures.pop(file_name, None)
+        stat = path.stat()
+        self._verified[path] = (stat.st_size, stat.st_mtime_ns)
+        return path

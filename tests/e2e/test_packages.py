@@ -1,0 +1,124 @@
+"""Packages reach the browser through the server's pull-through cache, or fail plainly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from promptdojo.web.release import CORE_FILES
+from promptdojo.web.resources import build_dir
+from tests.e2e.conftest import Server, start_server, stop_server
+from tests.e2e.test_navigation import run
+from tests.e2e.test_run_cell import wait_ready
+from tests.upstream import PACKAGES, Upstream
+
+
+def release_with_test_packages(folder: Path) -> Path:
+    """An "unpacked Pyodide release": the built core plus a lock that also names our wheels."""
+    core = next((build_dir() / "pyodide").iterdir())
+    release = folder / "pyodide"
+    release.mkdir()
+    for name in CORE_FILES:
+        if name != "pyodide-lock.json":
+            shutil.copyfile(core / name, release / name)
+    lock = json.loads((core / "pyodide-lock.json").read_text())
+    lock["packages"].update({n: PACKAGES[n] for n in ("tinypkg", "tinydep")})
+    (release / "pyodide-lock.json").write_text(json.dumps(lock))
+    return release
+
+
+def lesson_needing_tinypkg(folder: Path) -> Path:
+    lesson = folder / "lessons" / "tiny"
+    lesson.mkdir(parents=True)
+    (lesson / "lesson.yaml").write_text(
+        'id: tiny\ntitle: A package from upstream\nchapter: "ch 0"\npackages: [tinypkg]\n'
+    )
+    (lesson / "01-use.md").write_text(
+        "---\ntitle: Use it\n---\n\n```python {#use}\nimport tinypkg\nimport tinydep\n\n"
+        "(tinypkg.NAME, tinydep.NAME)\n```\n"
+    )
+    return lesson.parent
+
+
+def test_the_first_page_fetches_a_package_once_and_later_pages_use_the_cache(
+    page: Page, upstream: Upstream, tmp_path: Path
+) -> None:
+    release = release_with_test_packages(tmp_path)
+    cache = tmp_path / "cache"
+    server = start_server(
+        lesson_needing_tinypkg(tmp_path),
+        tmp_path,
+        "--pyodide-dir",
+        str(release),
+        "--package-cache",
+        str(cache),
+        "--package-upstream",
+        upstream.url,
+    )
+    try:
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(f"{server.url}/lessons/tiny/1")
+        wait_ready(page)
+        expect(page.locator(".kernel-status")).to_have_text("Python: ready")
+        run(page, "use")
+        expect(page.locator("#cell-use .cell-output")).to_have_text("('tinypkg', 'tinydep')")
+        # The release folder was served, under its version.
+        assert any("/pyodide/314.0.7/pyodide.asm.wasm" in url for url in requests)
+        assert sorted(upstream.requests) == [
+            "/tinydep-1.0-py3-none-any.whl",
+            "/tinypkg-1.0-py3-none-any.whl",
+        ]
+        assert sorted(p.name for p in cache.iterdir()) == [
+            "tinydep-1.0-py3-none-any.whl",
+            "tinypkg-1.0-py3-none-any.whl",
+        ]
+        page.reload()
+        wait_ready(page)
+        run(page, "use")
+        expect(page.locator("#cell-use .cell-output")).to_have_text("('tinypkg', 'tinydep')")
+        assert len(upstream.requests) == 2, "the second page came from the server's cache"
+    finally:
+        stop_server(server)
+
+
+def test_an_unreachable_upstream_still_gives_a_ready_kernel(page: Page, server: Server) -> None:
+    """The session server's upstream is a closed port; the page must not hang on numpy."""
+    page.goto(f"{server.url}/lessons/needs-numpy/1")
+    wait_ready(page)
+    expect(page.locator(".kernel-status")).to_contain_text("without numpy")
+    cell = page.locator(".cell").first
+    cell.get_by_role("button", name="Run", exact=True).click()
+    error = cell.locator(".cell-output .error")
+    expect(error).to_contain_text(
+        "numpy is not available: the server could not provide its Pyodide package", timeout=10_000
+    )
+    expect(error).to_contain_text("Whoever runs the server can pre-fetch it with")
+    expect(error).to_contain_text("`promptdojo pyodide fetch numpy`")
+
+
+def test_a_folder_that_is_not_a_release_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "lessons").mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "promptdojo",
+            "serve",
+            str(tmp_path / "lessons"),
+            "--pyodide-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"--pyodide-dir {tmp_path} is not an unpacked Pyodide release: it lacks" in done.stderr
+    assert "pyodide.asm.wasm" in done.stderr

@@ -1,0 +1,102 @@
+"""The server's pull-through package cache, against a fake upstream that is a real HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from promptdojo.web.package_store import PackageStore, PackageUnavailableError
+from tests.upstream import DEP, GOOD, LOCK, Upstream
+
+TINYPKG = "tinypkg-1.0-py3-none-any.whl"
+
+
+def store(tmp_path: Path, upstream: str | None, release: Path | None = None) -> PackageStore:
+    return PackageStore(LOCK, tmp_path / "cache", upstream, release_dir=release)
+
+
+def test_a_missing_wheel_is_fetched_once_checked_stored_and_served(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    packages = store(tmp_path, upstream.url)
+    path = asyncio.run(packages.get(TINYPKG))
+    assert path == tmp_path / "cache" / TINYPKG
+    assert path.read_bytes() == GOOD
+    assert asyncio.run(packages.get(TINYPKG)) == path
+    assert upstream.requests == [f"/{TINYPKG}"]
+
+
+def test_concurrent_first_requests_share_one_download(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.delay = 0.3
+    packages = store(tmp_path, upstream.url)
+
+    async def many() -> list[Path]:
+        return await asyncio.gather(*(packages.get(TINYPKG) for _ in range(8)))
+
+    paths = asyncio.run(many())
+    assert len(set(paths)) == 1
+    assert upstream.requests == [f"/{TINYPKG}"]
+
+
+@pytest.mark.parametrize("name", ["tampered", "truncated"])
+def test_a_wheel_failing_its_hash_is_never_served_or_kept(
+    tmp_path: Path, upstream: Upstream, name: str
+) -> None:
+    packages = store(tmp_path, upstream.url)
+    with pytest.raises(PackageUnavailableError, match="does not match the sha256") as info:
+        asyncio.run(packages.get(f"{name}-1.0-py3-none-any.whl"))
+    assert info.value.status == 502
+    assert f"`promptdojo pyodide fetch {name}`" in str(info.value)
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_an_unreachable_upstream_fails_fast_and_is_remembered(tmp_path: Path) -> None:
+    packages = store(tmp_path, "http://127.0.0.1:9/")
+    started = time.monotonic()
+    with pytest.raises(PackageUnavailableError) as info:
+        asyncio.run(packages.get(TINYPKG))
+    message = str(info.value)
+    assert message.startswith(f"tinypkg ({TINYPKG}) is not in the server's package cache")
+    assert "cannot fetch http://127.0.0.1:9/" in message
+    assert message.endswith(
+        "Pre-fetch it with `promptdojo pyodide fetch tinypkg` and reload the page."
+    )
+    # The second request gets the remembered answer; nothing was written.
+    with pytest.raises(PackageUnavailableError, match="cannot fetch"):
+        asyncio.run(packages.get(TINYPKG))
+    assert time.monotonic() - started < 5
+    assert not (tmp_path / "cache" / TINYPKG).exists()
+
+
+def test_a_corrupted_cached_wheel_is_replaced_from_upstream(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "tinydep-1.0-py3-none-any.whl").write_bytes(b"not the wheel")
+    path = asyncio.run(store(tmp_path, upstream.url).get("tinydep-1.0-py3-none-any.whl"))
+    assert path.read_bytes() == DEP
+    assert upstream.requests == ["/tinydep-1.0-py3-none-any.whl"]
+
+
+def test_without_an_upstream_a_missing_wheel_says_how_to_prefetch(tmp_path: Path) -> None:
+    with pytest.raises(PackageUnavailableError) as info:
+        asyncio.run(store(tmp_path, None).get(TINYPKG))
+    assert info.value.status == 404
+    assert "fetching is off" in str(info.value)
+    assert "`promptdojo pyodide fetch tinypkg`" in str(info.value)
+
+
+def test_a_release_folder_is_served_first_and_unknown_files_are_404(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / TINYPKG).write_bytes(GOOD)
+    packages = store(tmp_path, upstream.url, release)
+    assert asyncio.run(packages.get(TINYPKG)) == release / TINYPKG
+    assert upstream.requests == []
+    with pytest.raises(PackageUnavailableError, match=r"not a package of Pyodide 0\.0\.0-test"):
+        asyncio.run(packages.get("other-1.0-py3-none-any.whl"))
