@@ -39,6 +39,8 @@ ROWS = [
         "bytes on the wire on a first visit / their decoded size",
         ("<=", 0.4),
     ),
+    ("browser", "next_step_ms", "Next-step click until the next step's cells can run (ms)", None),
+    ("browser", "warm_visit_ms", "kernel-ready on a second visit (ms, median)", None),
     ("browser", "round_trip_ms", "first Run of a plain-Python cell until its output (ms)", None),
     (
         "browser",

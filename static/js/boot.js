@@ -66,7 +66,8 @@ export async function bootKernel({
   sys.path.insert(0, LIBRARY_DIR);
   sys.destroy?.();
   const kernelModule = pyodide.pyimport("promptdojo.kernel");
-  onPhase("python-ready");
+  // Packages already loaded here came in with the interpreter's start, not after it.
+  onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
 
   // A package that failed at boot is tried once more, to learn why (the server answers a
   // missing package at once, with the reason).

@@ -24,7 +24,39 @@ export class KernelClient {
     this.interrupt = globalThis.crossOriginIsolated
       ? new Int32Array(new SharedArrayBuffer(4))
       : null;
+    this.watchDownloads();
     this.start();
+  }
+
+  /**
+   * Count the bytes the boot downloads, in the page (its preloads) and in the worker, once per
+   * URL (a preload and the worker's request for the same file share one download), and report
+   * them as "progress" phases until Python is ready.
+   */
+  watchDownloads() {
+    this.downloads = new Map();
+    if (typeof PerformanceObserver === "undefined") return;
+    const observer = new PerformanceObserver((list) =>
+      this.countDownloads(list.getEntries().map((e) => [e.name, e.transferSize || 0])),
+    );
+    observer.observe({ type: "resource", buffered: true });
+    this.addPhaseListener((phase) => {
+      if (phase === "ready" || phase === "error") observer.disconnect();
+    });
+  }
+
+  countDownloads(entries) {
+    let changed = false;
+    for (const [name, size] of entries) {
+      if (size > (this.downloads.get(name) ?? 0)) {
+        this.downloads.set(name, size);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    let bytes = 0;
+    for (const size of this.downloads.values()) bytes += size;
+    this.onPhase("progress", { bytes, files: this.downloads.size });
   }
 
   start() {
@@ -71,6 +103,8 @@ export class KernelClient {
       this.runs.get(message.id)?.onStream(message.name, message.text);
     } else if (message.type === "truncated") {
       this.runs.get(message.id)?.onStream("truncated", `${message.limit}`);
+    } else if (message.type === "downloads") {
+      this.countDownloads(message.entries);
     } else if (message.type === "crashed") {
       this.restart(`Python crashed: ${message.message}`);
     } else if (message.type === "result") {

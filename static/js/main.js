@@ -50,10 +50,21 @@ function main() {
     return stepStates.get(key);
   };
 
+  let downloaded = 0;
+  let phaseNow = "loading";
   kernel.addPhaseListener((phase, detail) => {
+    if (phase === "progress") {
+      // Bytes of the boot's downloads so far, shown until Python is ready.
+      downloaded = detail.bytes;
+      if (phaseNow === "ready" || phaseNow === "error" || !downloaded) return;
+      phase = phaseNow;
+    }
+    phaseNow = phase;
     status.dataset.phase = phase;
     let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;
-    if (phase === "downloading" && detail.bytes) text += ` ${formatBytes(detail.bytes)}`;
+    if (phase !== "ready" && phase !== "error" && downloaded) {
+      text += ` (${formatBytes(downloaded)} downloaded)`;
+    }
     if (phase === "error") text += `: ${detail.message}`;
     if (phase === "ready" && detail.missing?.length) {
       text += ` (without ${detail.missing.join(", ")}: see the message when a cell imports it)`;
@@ -89,7 +100,7 @@ function main() {
     else if (document.querySelector(".cell[data-running]")) session.stopBeforeStart = true;
   };
 
-  const mount = () => {
+  const mount = (navigated = false) => {
     const data = JSON.parse(document.getElementById("step-data").textContent);
     const key = `${data.lesson}/${data.step}`;
     const root = document.querySelector("main");
@@ -104,6 +115,7 @@ function main() {
     });
     current = { key, data, mounted };
     if (ready) mounted.setReady();
+    if (navigated && ready) performance.mark("pd:step-runnable");
     const progress = markVisited(data.lesson, data.step);
     renderProgress(progress);
     for (const cellId of progress.solved[data.step] ?? []) {
@@ -117,10 +129,11 @@ function main() {
   };
 
   const go = async (url, options = {}) => {
+    performance.mark("pd:nav-start");
     await navigateInPlace(url, {
       ...options,
       before: () => current?.mounted.unmount(),
-      after: mount,
+      after: () => mount(true),
     });
   };
 

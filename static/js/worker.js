@@ -48,23 +48,42 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
+/**
+ * Report this worker's downloads (Pyodide's wasm and stdlib, the learner bundle, packages) as each
+ * completes; the page adds its own preloads and shows the total next to the boot phase.
+ */
+function watchDownloads() {
+  if (typeof PerformanceObserver === "undefined") return () => {};
+  const observer = new PerformanceObserver((list) => {
+    const entries = list.getEntries().map((entry) => [entry.name, entry.transferSize || 0]);
+    self.postMessage({ type: "downloads", entries });
+  });
+  observer.observe({ type: "resource", buffered: true });
+  return () => observer.disconnect();
+}
+
 async function init(config) {
   const phase = (name, detail = {}) => self.postMessage({ type: "phase", phase: name, detail });
   phase("downloading");
+  const stopWatching = watchDownloads();
   const bundle = fetch(config.bundleUrl).then((response) => {
     if (!response.ok) throw new Error(`learner bundle: HTTP ${response.status}`);
     return response.arrayBuffer();
   });
   const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
-  return bootKernel({
-    loadPyodide,
-    indexURL: config.pyodideUrl,
-    packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
-    packages: config.packages,
-    bundle: await bundle,
-    onStream,
-    onPhase: phase,
-  });
+  try {
+    return await bootKernel({
+      loadPyodide,
+      indexURL: config.pyodideUrl,
+      packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
+      packages: config.packages,
+      bundle: await bundle,
+      onStream,
+      onPhase: phase,
+    });
+  } finally {
+    stopWatching();
+  }
 }
 
 self.onmessage = async (event) => {

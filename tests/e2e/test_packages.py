@@ -66,6 +66,13 @@ def test_the_first_page_fetches_a_package_once_and_later_pages_use_the_cache(
         expect(page.locator(".kernel-status")).to_have_text("Python: ready")
         run(page, "use")
         expect(page.locator("#cell-use .cell-output")).to_have_text("('tinypkg', 'tinydep')")
+        phases = page.evaluate("window.promptdojoKernel.phases")
+        # Requested through loadPyodide's `packages`: loaded by the time Python itself is up.
+        python_ready = next(detail for name, detail in phases if name == "python-ready")
+        assert python_ready["preloaded"] == ["tinypkg"]
+        # The boot showed how much it downloaded.
+        downloaded = [detail["bytes"] for name, detail in phases if name == "progress"]
+        assert max(downloaded) > 5_000_000
         # The release folder was served, under its version.
         assert any("/pyodide/314.0.7/pyodide.asm.wasm" in url for url in requests)
         assert sorted(upstream.requests) == [

@@ -5,15 +5,24 @@ Requests go over a raw socket to a real uvicorn, so no client library normalizes
 
 from __future__ import annotations
 
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from promptdojo.web.resources import build_dir
 from tests.e2e.conftest import Server, start_server, stop_server
 
-ROUTES = ["/assets/", "/assets/pyodide/314.0.7/", "/bundle/", "/packages/", "/lessons/hello/"]
+ROUTES = [
+    "/assets/",
+    "/assets/pyodide/314.0.7/",
+    "/pyodide/314.0.7/",
+    "/bundle/",
+    "/packages/",
+    "/lessons/hello/",
+]
 PAYLOADS = [
     "../pyproject.toml",
     "../../pyproject.toml",
@@ -35,7 +44,13 @@ SECRETS = (b"[project]", b"root:x:")
 
 @pytest.fixture(scope="module")
 def raw_server(fixture_lessons: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = start_server(fixture_lessons, tmp_path_factory.mktemp("raw"), "--log-level", "warning")
+    """A real server with every file route, including an unpacked release (--pyodide-dir)."""
+    tmp = tmp_path_factory.mktemp("raw")
+    release = tmp / "release" / "pyodide"
+    shutil.copytree(next((build_dir() / "pyodide").iterdir()), release)
+    server = start_server(
+        fixture_lessons, tmp, "--log-level", "warning", "--pyodide-dir", str(release)
+    )
     yield server
     stop_server(server)
 
@@ -59,7 +74,8 @@ def test_traversal_is_refused(raw_server: Server, route: str, payload: str) -> N
     assert not any(secret in data for secret in SECRETS)
 
 
-def test_the_raw_client_does_reach_real_files(raw_server: Server) -> None:
-    status, data = raw_get(raw_server, "/assets/pyodide/314.0.7/pyodide-lock.json")
+@pytest.mark.parametrize("route", ["/assets/pyodide/314.0.7/", "/pyodide/314.0.7/"])
+def test_the_raw_client_does_reach_real_files(raw_server: Server, route: str) -> None:
+    status, data = raw_get(raw_server, route + "pyodide-lock.json")
     assert status == 200
     assert b'"packages"' in data
