@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
 from promptdojo.web.package_store import PackageStore, PackageUnavailableError
 from tests.upstream import DEP, GOOD, LOCK, Upstream
 
+T = TypeVar("T")
 TINYPKG = "tinypkg-1.0-py3-none-any.whl"
+
+
+def arun(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on a fresh event loop in its own thread.
+
+    The browser tests' Playwright keeps an event loop running in this thread, so the store is
+    exercised the way the server runs it: on a loop of its own.
+    """
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def store(tmp_path: Path, upstream: str | None, release: Path | None = None) -> PackageStore:
@@ -22,10 +36,10 @@ def test_a_missing_wheel_is_fetched_once_checked_stored_and_served(
     tmp_path: Path, upstream: Upstream
 ) -> None:
     packages = store(tmp_path, upstream.url)
-    path = asyncio.run(packages.get(TINYPKG))
+    path = arun(packages.get(TINYPKG))
     assert path == tmp_path / "cache" / TINYPKG
     assert path.read_bytes() == GOOD
-    assert asyncio.run(packages.get(TINYPKG)) == path
+    assert arun(packages.get(TINYPKG)) == path
     assert upstream.requests == [f"/{TINYPKG}"]
 
 
@@ -36,7 +50,7 @@ def test_concurrent_first_requests_share_one_download(tmp_path: Path, upstream: 
     async def many() -> list[Path]:
         return await asyncio.gather(*(packages.get(TINYPKG) for _ in range(8)))
 
-    paths = asyncio.run(many())
+    paths = arun(many())
     assert len(set(paths)) == 1
     assert upstream.requests == [f"/{TINYPKG}"]
 
@@ -47,7 +61,7 @@ def test_a_wheel_failing_its_hash_is_never_served_or_kept(
 ) -> None:
     packages = store(tmp_path, upstream.url)
     with pytest.raises(PackageUnavailableError, match="does not match the sha256") as info:
-        asyncio.run(packages.get(f"{name}-1.0-py3-none-any.whl"))
+        arun(packages.get(f"{name}-1.0-py3-none-any.whl"))
     assert info.value.status == 502
     assert f"`promptdojo pyodide fetch {name}`" in str(info.value)
     assert list((tmp_path / "cache").iterdir()) == []
@@ -57,7 +71,7 @@ def test_an_unreachable_upstream_fails_fast_and_is_remembered(tmp_path: Path) ->
     packages = store(tmp_path, "http://127.0.0.1:9/")
     started = time.monotonic()
     with pytest.raises(PackageUnavailableError) as info:
-        asyncio.run(packages.get(TINYPKG))
+        arun(packages.get(TINYPKG))
     message = str(info.value)
     assert message.startswith(f"tinypkg ({TINYPKG}) is not in the server's package cache")
     assert "cannot fetch http://127.0.0.1:9/" in message
@@ -66,7 +80,7 @@ def test_an_unreachable_upstream_fails_fast_and_is_remembered(tmp_path: Path) ->
     )
     # The second request gets the remembered answer; nothing was written.
     with pytest.raises(PackageUnavailableError, match="cannot fetch"):
-        asyncio.run(packages.get(TINYPKG))
+        arun(packages.get(TINYPKG))
     assert time.monotonic() - started < 5
     assert not (tmp_path / "cache" / TINYPKG).exists()
 
@@ -76,14 +90,14 @@ def test_a_corrupted_cached_wheel_is_replaced_from_upstream(
 ) -> None:
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "tinydep-1.0-py3-none-any.whl").write_bytes(b"not the wheel")
-    path = asyncio.run(store(tmp_path, upstream.url).get("tinydep-1.0-py3-none-any.whl"))
+    path = arun(store(tmp_path, upstream.url).get("tinydep-1.0-py3-none-any.whl"))
     assert path.read_bytes() == DEP
     assert upstream.requests == ["/tinydep-1.0-py3-none-any.whl"]
 
 
 def test_without_an_upstream_a_missing_wheel_says_how_to_prefetch(tmp_path: Path) -> None:
     with pytest.raises(PackageUnavailableError) as info:
-        asyncio.run(store(tmp_path, None).get(TINYPKG))
+        arun(store(tmp_path, None).get(TINYPKG))
     assert info.value.status == 404
     assert "fetching is off" in str(info.value)
     assert "`promptdojo pyodide fetch tinypkg`" in str(info.value)
@@ -96,7 +110,7 @@ def test_a_release_folder_is_served_first_and_unknown_files_are_404(
     release.mkdir()
     (release / TINYPKG).write_bytes(GOOD)
     packages = store(tmp_path, upstream.url, release)
-    assert asyncio.run(packages.get(TINYPKG)) == release / TINYPKG
+    assert arun(packages.get(TINYPKG)) == release / TINYPKG
     assert upstream.requests == []
     with pytest.raises(PackageUnavailableError, match=r"not a package of Pyodide 0\.0\.0-test"):
-        asyncio.run(packages.get("other-1.0-py3-none-any.whl"))
+        arun(packages.get("other-1.0-py3-none-any.whl"))
