@@ -52,16 +52,21 @@ function main() {
 
   let downloaded = 0;
   let phaseNow = "loading";
+  let phaseDetail = {};
   kernel.addPhaseListener((phase, detail) => {
     if (phase === "progress") {
       // Bytes of the boot's downloads so far, shown until Python is ready.
       downloaded = detail.bytes;
       if (phaseNow === "ready" || phaseNow === "error" || !downloaded) return;
-      phase = phaseNow;
+      [phase, detail] = [phaseNow, phaseDetail];
     }
-    phaseNow = phase;
+    [phaseNow, phaseDetail] = [phase, detail];
     status.dataset.phase = phase;
     let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;
+    if (phase === "starting" && detail.packages?.length) {
+      // Packages load while the interpreter starts (loadPyodide's `packages` option).
+      text = `Python: starting and loading ${detail.packages.join(", ")}…`;
+    }
     if (phase !== "ready" && phase !== "error" && downloaded) {
       text += ` (${formatBytes(downloaded)} downloaded)`;
     }

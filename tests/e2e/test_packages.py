@@ -61,6 +61,15 @@ def test_the_first_page_fetches_a_package_once_and_later_pages_use_the_cache(
     try:
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
+        # Keep every text the status line shows during the boot (an init script is not subject
+        # to the page's CSP).
+        page.add_init_script(
+            """window.__status = [];
+            new MutationObserver(() => {
+              const text = document.querySelector('.kernel-status')?.textContent;
+              if (text && text !== window.__status.at(-1)) window.__status.push(text);
+            }).observe(document, { subtree: true, childList: true, characterData: true });"""
+        )
         page.goto(f"{server.url}/lessons/tiny/1")
         wait_ready(page)
         expect(page.locator(".kernel-status")).to_have_text("Python: ready")
@@ -73,6 +82,10 @@ def test_the_first_page_fetches_a_package_once_and_later_pages_use_the_cache(
         # The boot showed how much it downloaded.
         downloaded = [detail["bytes"] for name, detail in phases if name == "progress"]
         assert max(downloaded) > 5_000_000
+        shown = page.evaluate("window.__status")
+        assert "Python: starting and loading tinypkg…" in [t.split(" (")[0] for t in shown]
+        assert any(t.endswith(" MB downloaded)") for t in shown), shown
+        assert shown[-1] == "Python: ready"
         # The release folder was served, under its version.
         assert any("/pyodide/314.0.7/pyodide.asm.wasm" in url for url in requests)
         assert sorted(upstream.requests) == [
