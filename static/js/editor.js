@@ -2,12 +2,7 @@
 import { closeBrackets } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import {
-  HighlightStyle,
-  bracketMatching,
-  defaultHighlightStyle,
-  syntaxHighlighting,
-} from "@codemirror/language";
+import { HighlightStyle, bracketMatching, syntaxHighlighting } from "@codemirror/language";
 import { Compartment, EditorState, Prec } from "@codemirror/state";
 import { EditorView, highlightActiveLine, keymap, lineNumbers } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
@@ -16,25 +11,39 @@ const dark = globalThis.matchMedia?.("(prefers-color-scheme: dark)");
 const views = new Set();
 const theme = new Compartment();
 
-// Colours chosen for at least 4.5:1 contrast on the dark panel (#20232a), active line included;
-// the stylesheet's variables give the editor its background, gutter and cursor in both themes.
-const darkHighlight = HighlightStyle.define([
-  { tag: [t.keyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: "#d5a6ff" },
-  { tag: [t.string, t.special(t.string)], color: "#a8dba8" },
-  { tag: [t.comment, t.lineComment], color: "#a7afbf", fontStyle: "italic" },
-  { tag: [t.number, t.bool, t.null], color: "#ffab8a" },
-  { tag: [t.function(t.variableName), t.function(t.definition(t.variableName))], color: "#94b8ff" },
-  { tag: [t.className, t.definition(t.className), t.typeName], color: "#ffd37f" },
-  { tag: [t.operator, t.punctuation, t.bracket], color: "#b8e8ff" },
-  { tag: [t.propertyName, t.attributeName], color: "#c3d8e0" },
-  { tag: [t.self, t.special(t.variableName)], color: "#ffb3c1" },
-  { tag: t.invalid, color: "#ff8a80" },
-]);
+/**
+ * A highlight style from one colour per kind of token. Both palettes keep at least 4.5:1
+ * contrast against the cell background and the active line of their theme (the axe-core test
+ * checks both); the stylesheet's variables give the editor its background, gutter and cursor.
+ */
+function palette(c) {
+  return HighlightStyle.define([
+    { tag: [t.keyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: c.keyword },
+    { tag: [t.string, t.special(t.string)], color: c.string },
+    { tag: [t.comment, t.lineComment], color: c.comment, fontStyle: "italic" },
+    { tag: [t.number, t.bool, t.null], color: c.number },
+    { tag: [t.function(t.variableName), t.function(t.definition(t.variableName))], color: c.fn },
+    { tag: [t.className, t.definition(t.className), t.typeName], color: c.type },
+    { tag: [t.operator, t.punctuation, t.bracket], color: c.operator },
+    { tag: [t.propertyName, t.attributeName], color: c.property },
+    { tag: [t.self, t.special(t.variableName)], color: c.self },
+    { tag: t.invalid, color: c.invalid },
+  ]);
+}
+
+const lightHighlight = palette({
+  keyword: "#7a1f9e", string: "#a0281e", comment: "#5f5a48", number: "#0f6b45", fn: "#1f4fbf",
+  type: "#0d6570", operator: "#3d4450", property: "#2d4f8a", self: "#8a2f5a", invalid: "#b3261e",
+});
+const darkHighlight = palette({
+  keyword: "#d5a6ff", string: "#a8dba8", comment: "#a7afbf", number: "#ffab8a", fn: "#94b8ff",
+  type: "#ffd37f", operator: "#b8e8ff", property: "#c3d8e0", self: "#ffb3c1", invalid: "#ff8a80",
+});
 
 function themeFor(isDark) {
   return isDark
     ? [EditorView.theme({}, { dark: true }), syntaxHighlighting(darkHighlight)]
-    : syntaxHighlighting(defaultHighlightStyle, { fallback: true });
+    : syntaxHighlighting(lightHighlight);
 }
 
 // Follow the system theme while the page is open, not just at load.
@@ -64,6 +73,9 @@ export function createEditor(pre, { doc, editable = true, onRun, onRunAndNext, o
         closeBrackets(),
         highlightActiveLine(),
         python(),
+        // Long lines wrap: no sideways scrolling on narrow screens, and no scroll region that
+        // a keyboard cannot reach.
+        EditorView.lineWrapping,
         theme.of(themeFor(dark?.matches ?? false)),
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         EditorState.readOnly.of(!editable),

@@ -15,8 +15,12 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 CHROMIUM = Path(os.environ.get("PROMPTDOJO_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -129,3 +133,27 @@ def page(browser: object) -> Iterator[object]:
     yield pg
     context.close()
     assert not page_errors, f"uncaught errors in the page: {page_errors}"
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture
+def axe_page(browser: object) -> Iterator[Page]:
+    """A page whose CSP lets the test inject axe-core (the app itself allows no inline script)."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `npm ci` (axe-core is a dev dependency)")
+    context = browser.new_context(bypass_csp=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def serious_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        for v in results["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]

@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, serious_violations
 from tests.e2e.test_navigation import run
 from tests.e2e.test_run_cell import wait_ready
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-
-
-@pytest.fixture
-def axe_page(browser: object) -> Iterator[Page]:
-    """A page whose CSP lets the test inject axe-core (the app itself allows no inline script)."""
-    if not AXE.exists():
-        pytest.fail(f"{AXE} is missing: run `npm ci` (axe-core is a dev dependency)")
-    context = browser.new_context(bypass_csp=True)  # type: ignore[attr-defined]
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def serious_violations(page: Page) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    results = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
-        for v in results["violations"]
-        if v["impact"] in {"serious", "critical"}
-    ]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
