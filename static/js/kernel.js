@@ -187,6 +187,7 @@ export class KernelClient {
     if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     this.current = null;
     this.phases = [];
+    this.downloads = new Map();
     this.start();
     for (const listener of this.restartListeners) listener(reason);
   }

@@ -79,11 +79,27 @@ function main() {
       ready = true;
       current?.mounted.setReady();
     }
+    if (restartButton) restartButton.disabled = phase !== "ready" && phase !== "error";
+  });
+
+  // "Restart Python": a fresh worker and nothing replayed, for a learner who wants a clean slate.
+  const restartButton = document.querySelector(".restart-python");
+  let freshRestart = false;
+  restartButton?.addEventListener("click", () => {
+    freshRestart = true;
+    restartButton.disabled = true;
+    kernel.restart("you restarted it");
   });
 
   // A fresh worker has empty namespaces: replay the current step, forget the others (their setup
   // runs again when the learner goes back to them).
   kernel.addRestartListener((reason) => {
+    if (freshRestart) {
+      freshRestart = false;
+      stepStates.clear();
+      session.restartNote = "Python was restarted: every step starts fresh.";
+      return;
+    }
     for (const key of [...stepStates.keys()]) {
       if (key !== current?.key) stepStates.delete(key);
     }

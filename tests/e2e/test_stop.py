@@ -103,3 +103,19 @@ def test_a_crashed_runtime_is_replaced_and_the_step_replayed(page: Page, server:
     after = page.locator("#cell-after-bomb")
     after.get_by_role("button", name="Run", exact=True).click()
     expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)
+
+
+def test_restart_python_gives_a_clean_slate(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/runaway/1")
+    wait_ready(page)
+    token = page.evaluate("window.promptdojoKernel.worker.__token = 'first'")
+    page.locator("#cell-state").get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
+    page.get_by_role("button", name="Restart Python").click()
+    expect(page.locator(".kernel-status")).not_to_have_attribute("data-phase", "ready")
+    wait_ready(page)
+    assert page.evaluate("window.promptdojoKernel.worker.__token") != token
+    after = page.locator("#cell-after")
+    after.get_by_role("button", name="Run", exact=True).click()
+    # Nothing was replayed: `a` is gone.
+    expect(after.locator(".cell-output")).to_contain_text("NameError: name 'a' is not defined")
