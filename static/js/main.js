@@ -50,6 +50,7 @@ function main() {
     return stepStates.get(key);
   };
 
+  const restartButton = document.querySelector(".restart-python");
   let downloaded = 0;
   let phaseNow = "loading";
   let phaseDetail = {};
@@ -83,7 +84,6 @@ function main() {
   });
 
   // "Restart Python": a fresh worker and nothing replayed, for a learner who wants a clean slate.
-  const restartButton = document.querySelector(".restart-python");
   let freshRestart = false;
   restartButton?.addEventListener("click", () => {
     freshRestart = true;
