@@ -201,6 +201,7 @@ def main() -> None:
         "wire_bytes_ratio": round(med(wire), 3),
         "round_trip_ms": round(med(round_trip), 1),
         "stop_latency_ms": round(med(stop_latency), 1),
+        "stop_latency_runs_ms": [round(v, 1) for v in stop_latency],
         "numpy_in_cache": False,
     }
     save("browser", figures, "python bench/browser.py --runs 5")

@@ -127,6 +127,7 @@ export function mountStep(root, ctx) {
       };
       if (ctx.session.stopBeforeStart) {
         ctx.session.stopBeforeStart = false;
+        performance.mark("pd:stopped");
         finish("Stopped: you pressed Stop");
         return { ok: false, stopped: "you pressed Stop" };
       }
@@ -158,6 +159,7 @@ export function mountStep(root, ctx) {
         performance.mark("pd:stopped");
         finish(`Stopped: ${result.stopped}`);
       } else if (result.error_type === "KernelRestarted") {
+        performance.mark("pd:stopped");
         finish(ctx.session.restartNote || "Python was restarted");
       } else if (expected && result.error_type === expected) {
         result.expected = true;
