@@ -6,7 +6,7 @@
 export const STOP_GRACE_MS = 1500;
 
 export class KernelClient {
-  /** @param {object} config  The `data-kernel` object rendered by the server. */
+  /** @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server. */
   constructor(config) {
     this.config = config;
     this.phases = [];

@@ -37,8 +37,18 @@ function renderProgress(progress) {
   if (count) count.textContent = `${done} / ${items.length}`;
 }
 
-function main() {
-  const kernel = window.promptdojoKernel;
+/** The kernel start.js created; start.js is async, so it may still be on its way. */
+function kernelClient() {
+  if (window.promptdojoKernel) return Promise.resolve(window.promptdojoKernel);
+  return new Promise((resolve) =>
+    window.addEventListener("promptdojo:kernel", () => resolve(window.promptdojoKernel), {
+      once: true,
+    }),
+  );
+}
+
+async function main() {
+  const kernel = await kernelClient();
   const status = document.querySelector(".kernel-status");
   const session = { stopBeforeStart: false, restartNote: "" };
   const stepStates = new Map();

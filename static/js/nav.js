@@ -41,15 +41,16 @@ export async function navigateInPlace(url, { push = true, fresh = false, before,
   }
   const next = doc.querySelector("main");
   // Same lesson and the same kernel build, or the worker we keep would not match the page.
-  const kernelOf = (body) => {
+  const kernelOf = (page) => {
     try {
-      const { lesson, workerUrl, bundleUrl, pyodideUrl } = JSON.parse(body.dataset.kernel ?? "{}");
+      const meta = page.querySelector('meta[name="promptdojo-kernel"]');
+      const { lesson, workerUrl, bundleUrl, pyodideUrl } = JSON.parse(meta?.content ?? "{}");
       return JSON.stringify([lesson, workerUrl, bundleUrl, pyodideUrl]);
     } catch {
       return null;
     }
   };
-  if (!next?.querySelector("#step-data") || kernelOf(doc.body) !== kernelOf(document.body)) {
+  if (!next?.querySelector("#step-data") || kernelOf(doc) !== kernelOf(document)) {
     location.assign(target.href);
     return;
   }

@@ -2,7 +2,7 @@
 // Pyodide's download and start-up are the long pole of a learner's first visit.
 import { KernelClient } from "./kernel.js";
 
-const config = document.body?.dataset.kernel;
+const config = document.querySelector('meta[name="promptdojo-kernel"]')?.content;
 if (config) {
   performance.mark("pd:boot-start");
   const kernel = new KernelClient(JSON.parse(config));
@@ -13,4 +13,6 @@ if (config) {
     if (phase === "ready") performance.mark("pd:ready");
   });
   window.promptdojoKernel = kernel;
+  // This script is async: the page bundle may already be waiting for the kernel.
+  window.dispatchEvent(new Event("promptdojo:kernel"));
 }

@@ -34,14 +34,17 @@ def test_step_page_renders_prose_and_cells(client: TestClient) -> None:
 
 def test_step_page_carries_kernel_config(client: TestClient) -> None:
     text = client.get("/lessons/hello/2", headers=HTML).text
-    raw = re.search(r'data-kernel="([^"]*)"', text)
+    raw = re.search(r'<meta name="promptdojo-kernel" content="([^"]*)">', text)
     assert raw is not None
     config = json.loads(raw.group(1).replace("&#34;", '"').replace("&amp;", "&"))
     assert config["lesson"] == "hello"
     # The kernel config is the same on every step of a lesson: the worker outlives steps.
     assert "step" not in config
     assert config == json.loads(
-        re.search(r'data-kernel="([^"]*)"', client.get("/lessons/hello/1", headers=HTML).text)
+        re.search(
+            r'<meta name="promptdojo-kernel" content="([^"]*)">',
+            client.get("/lessons/hello/1", headers=HTML).text,
+        )
         .group(1)
         .replace("&#34;", '"')
         .replace("&amp;", "&")
