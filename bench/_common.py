@@ -62,3 +62,15 @@ def best_of(fn, repeat: int = 5) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def decoded_size(url: str) -> int:
+    """Size of ``url``'s body as the server sends it uncompressed (``Accept-Encoding: identity``).
+
+    For responses that came compressed: what the browser had to decode.
+    """
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"accept-encoding": "identity"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return len(response.read())

@@ -27,11 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import sync_playwright
 
-from bench._common import ROOT, save
+from bench._common import ROOT, decoded_size, save
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
 
 LESSON = "/lessons/decoding-kv-cache-quantization/1"
-BUILD = ROOT / "static" / "build"
 FIXTURE = "/lessons/hello/1"
 
 BARE_HTML = """<!doctype html><meta charset="utf-8"><title>bare</title>
@@ -118,7 +117,7 @@ def main() -> None:
 
                     def on_finished(request, sizes=sizes):
                         # Wire size from Content-Length (what the server sent, compressed or
-                        # not); decoded size from the same file on disk when it was compressed.
+                        # not); decoded size from the same URL fetched again uncompressed.
                         # A preload and the worker's later request for the same URL share one
                         # download (the server sees one GET), so each URL counts once.
                         response = request.response()
@@ -131,8 +130,7 @@ def main() -> None:
                         sent = int(headers.get("content-length", 0))
                         decoded = sent
                         if headers.get("content-encoding"):
-                            path = request.url.split("/assets/", 1)[-1].split("?")[0]
-                            decoded = (BUILD / path).stat().st_size
+                            decoded = decoded_size(request.url)
                         sizes["encoded"] += sent
                         sizes["decoded"] += decoded
 

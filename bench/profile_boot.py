@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import sync_playwright
 
-from bench._common import ROOT, save
+from bench._common import ROOT, decoded_size, save
 from bench.browser import LESSON, wait_mark
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
 
@@ -72,18 +72,20 @@ def main() -> None:
                 page.goto(server.url + LESSON)
                 show("warm", page, scenarios)
                 browser.close()
+            # Decoded sizes while the server still runs: each compressed response fetched again
+            # uncompressed.
+            decoded = {
+                name: decoded_size(url) if encoding != "-" else size
+                for name, size, encoding, url in first_visit
+            }
         finally:
             stop_server(server)
-    decoded = {}
-    for name, _, encoding, _ in first_visit:
-        matches = list((ROOT / "static" / "build").rglob(name)) if encoding != "-" else []
-        decoded[name] = matches[0].stat().st_size if matches else None
     save(
         "profile",
         {
             "marks": scenarios,
             "wire": [
-                {"file": n, "bytes": b, "encoding": e, "decoded": decoded[n] or b}
+                {"file": n, "bytes": b, "encoding": e, "decoded": decoded[n]}
                 for n, b, e, _ in sorted(first_visit, key=lambda w: -w[1])
             ],
         },

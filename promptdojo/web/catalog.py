@@ -28,8 +28,8 @@ class Catalog:
     broken: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     #: Recorded outputs per ``(lesson id, step number)``: shown until the learner's Python runs.
     records: dict[tuple[str, int], dict[str, dict]] = field(default_factory=dict)
-    #: Rendered pages of this catalog, ``key -> (body, etag)``; a new catalog starts empty.
-    pages: dict[tuple, tuple[bytes, str]] = field(default_factory=dict)
+    #: Rendered pages of this catalog (``key -> pages.CachedPage``); a new catalog starts empty.
+    pages: dict[tuple, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, lessons_dir: Path, lock: Any = "default") -> Catalog:

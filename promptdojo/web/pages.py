@@ -6,8 +6,10 @@ and served from memory with an ETag; a reload (``--reload``) builds a new catalo
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -40,18 +42,35 @@ def _lesson(request: Request, lesson_id: str) -> Lesson:
     return lesson
 
 
+@dataclass(frozen=True)
+class CachedPage:
+    """A rendered page, its gzip form (compressed once, not per request) and their ETags."""
+
+    body: bytes
+    gzipped: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, body: bytes) -> CachedPage:
+        digest = hashlib.sha256(body).hexdigest()[:32]
+        return cls(body=body, gzipped=gzip.compress(body, 6, mtime=0), etag=f'"{digest}"')
+
+
 def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Response:
     """Serve the page ``key`` from the catalog's page cache, rendering it on first use."""
     pages = request.app.state.catalog.pages
-    entry = pages.get(key)
-    if entry is None:
-        body = render().encode("utf-8")
-        entry = (body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
-        pages[key] = entry
-    body, etag = entry
-    headers = {**PAGE_HEADERS, "etag": etag}
+    page = pages.get(key)
+    if page is None:
+        page = pages[key] = CachedPage.of(render().encode("utf-8"))
+    zipped = "gzip" in request.headers.get("accept-encoding", "")
+    # Each encoding is its own representation, with its own ETag.
+    etag = page.etag[:-1] + '-gz"' if zipped else page.etag
+    headers = {**PAGE_HEADERS, "etag": etag, "vary": "accept-encoding"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
+    if zipped:
+        headers["content-encoding"] = "gzip"
+    body = page.gzipped if zipped else page.body
     return Response(body, media_type="text/html; charset=utf-8", headers=headers)
 
 

@@ -133,3 +133,25 @@ def test_cells_carry_a_starter_hash_and_run_all_above_from_the_second_cell(
     assert "Run all above" in second
     data = json.loads(re.search(r'id="step-data">(.*?)</script>', text).group(1))
     assert (data["lesson"], data["step"]) == ("hello", 1)
+
+
+def test_pages_are_gzipped_once_for_clients_that_accept_it(client: TestClient) -> None:
+    plain = client.get("/lessons/hello/1", headers={**HTML, "accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    zipped = client.get("/lessons/hello/1", headers={**HTML, "accept-encoding": "gzip, br"})
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert zipped.headers["vary"] == "accept-encoding"
+    assert zipped.text == plain.text  # httpx decodes the gzip body
+    assert int(zipped.headers["content-length"]) < len(plain.content) / 2
+    # Each representation has its own ETag, and each revalidates.
+    assert zipped.headers["etag"] != plain.headers["etag"]
+    for response, encoding in ((plain, "identity"), (zipped, "gzip")):
+        again = client.get(
+            "/lessons/hello/1",
+            headers={
+                **HTML,
+                "accept-encoding": encoding,
+                "if-none-match": response.headers["etag"],
+            },
+        )
+        assert again.status_code == 304
