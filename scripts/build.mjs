@@ -41,6 +41,7 @@ const result = await esbuild.build({
     app: path.join(root, "static/js/main.js"),
     worker: path.join(root, "static/js/worker.js"),
     live: path.join(root, "static/js/live.js"),
+    index: path.join(root, "static/js/index.js"),
     style: path.join(root, "static/css/style.css"),
   },
   outdir: out,

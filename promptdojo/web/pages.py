@@ -92,7 +92,13 @@ async def index(request: Request) -> Response:
     def render() -> str:
         lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
         broken = sorted(catalog.broken.items()) if dev else []
-        return _render(request, "index.html", {"lessons": lessons, "broken": broken})
+        # Per lesson, [[step number, [exercise ids]], ...]: the page counts steps done from it.
+        exercises_by_step = {
+            lesson.id: [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
+            for lesson in lessons
+        }
+        context = {"lessons": lessons, "broken": broken, "exercises_by_step": exercises_by_step}
+        return _render(request, "index.html", context)
 
     return _cached_page(request, ("index",), render)
 

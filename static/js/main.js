@@ -2,7 +2,7 @@
 // steps (the kernel worker keeps running), progress, and export/import of the learner's work.
 import { navigateInPlace, prefetch } from "./nav.js";
 import { StepState, mountStep } from "./step.js";
-import { exportWork, importWork, loadProgress, markSolved, markVisited } from "./store.js";
+import { exportWork, importWork, markSolved, markVisited, stepsDone } from "./store.js";
 
 const PHASE_TEXT = {
   downloading: "Python: downloading…",
@@ -20,21 +20,21 @@ function formatBytes(bytes) {
 /** Ticks in the step list and the "3 / 7" count, from the stored progress. */
 function renderProgress(progress) {
   const items = [...document.querySelectorAll(".lesson-steps li[data-step]")];
-  let done = 0;
+  const steps = items.map((item) => [
+    item.dataset.step,
+    item.dataset.exercises ? item.dataset.exercises.split(" ") : [],
+  ]);
+  const done = stepsDone(progress, steps);
   for (const item of items) {
-    const step = item.dataset.step;
-    const exercises = item.dataset.exercises ? item.dataset.exercises.split(" ") : [];
-    const solved = progress.solved[step] ?? [];
-    const visited = progress.visited.includes(Number(step));
-    const complete = visited && exercises.every((id) => solved.includes(id));
+    const complete = done.has(item.dataset.step);
+    const visited = progress.visited.includes(Number(item.dataset.step));
     item.classList.toggle("visited", visited);
     item.classList.toggle("done", complete);
     const mark = item.querySelector(".tick");
     if (mark) mark.textContent = complete ? "✓ done" : visited ? "visited" : "";
-    if (complete) done += 1;
   }
   const count = document.querySelector(".progress-count");
-  if (count) count.textContent = `${done} / ${items.length}`;
+  if (count) count.textContent = `${done.size} / ${items.length}`;
 }
 
 /** The kernel start.js created; start.js is async, so it may still be on its way. */

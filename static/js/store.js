@@ -109,3 +109,17 @@ export function importWork(text) {
   }
   return { edits };
 }
+
+/**
+ * Steps done: visited, with every exercise solved. `steps` is `[[number, [exercise ids]], ...]`.
+ * Returns the set of step numbers (as strings) that are done.
+ */
+export function stepsDone(progress, steps) {
+  const done = new Set();
+  for (const [number, exercises] of steps) {
+    const solved = progress.solved[number] ?? [];
+    const visited = progress.visited.includes(Number(number));
+    if (visited && exercises.every((id) => solved.includes(id))) done.add(String(number));
+  }
+  return done;
+}

@@ -127,3 +127,15 @@ def test_progress_counts_visited_steps_and_solved_exercises(page: Page, server: 
     expect(count).to_have_text("3 / 3")
     expect(steps.locator("li[data-step='3'] .tick")).to_have_text("✓ done")
     expect(page.locator("#cell-double .cell-status")).to_have_text("✓ Solved before")
+
+
+def test_the_index_shows_each_lessons_progress(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/")
+    hello = page.locator("li[data-lesson='hello'] .lesson-progress")
+    expect(hello).to_be_hidden()  # nothing visited yet: nothing claimed
+    page.goto(f"{server.url}/lessons/hello/1")
+    page.get_by_role("link", name="Next step").click()
+    expect(page).to_have_url(f"{server.url}/lessons/hello/2")
+    page.goto(f"{server.url}/")
+    expect(hello).to_have_text("2 / 3 steps done")
+    expect(page.locator("li[data-lesson='runtime'] .lesson-progress")).to_be_hidden()

@@ -1,0 +1,12 @@
+// The lesson index: each lesson's progress in this browser ("3 / 7 steps done").
+import { loadProgress, stepsDone } from "./store.js";
+
+for (const item of document.querySelectorAll(".lesson-list li[data-lesson]")) {
+  const steps = JSON.parse(item.dataset.steps);
+  const progress = loadProgress(item.dataset.lesson);
+  if (!progress.visited.length) continue;
+  const done = stepsDone(progress, steps);
+  const note = item.querySelector(".lesson-progress");
+  note.textContent = `${done.size} / ${steps.length} steps done`;
+  note.hidden = false;
+}
