@@ -106,7 +106,11 @@ async function main() {
   kernel.addRestartListener((reason) => {
     if (freshRestart) {
       freshRestart = false;
-      stepStates.clear();
+      // Reset in place: the mounted step holds its state object.
+      for (const state of stepStates.values()) {
+        state.setupDone = null;
+        state.succeeded = [];
+      }
       session.restartNote = "Python was restarted: every step starts fresh.";
       return;
     }

@@ -119,3 +119,18 @@ def test_restart_python_gives_a_clean_slate(page: Page, server: Server) -> None:
     after.get_by_role("button", name="Run", exact=True).click()
     # Nothing was replayed: `a` is gone.
     expect(after.locator(".cell-output")).to_contain_text("NameError: name 'a' is not defined")
+
+
+def test_after_restart_python_the_steps_setup_runs_again(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/3")
+    wait_ready(page)
+    shout = page.locator("#cell-shout")
+    shout.get_by_role("button", name="Run", exact=True).click()
+    expect(shout.locator(".cell-output")).to_have_text("HELLO")
+    page.get_by_role("button", name="Restart Python").click()
+    expect(page.locator(".kernel-status")).not_to_have_attribute("data-phase", "ready")
+    wait_ready(page)
+    shout.get_by_role("button", name="Run", exact=True).click()
+    # The hidden setup cell defined `greeting` again in the fresh Python.
+    expect(shout.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
+    expect(shout.locator(".cell-output")).to_have_text("HELLO")
