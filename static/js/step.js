@@ -62,10 +62,24 @@ export function mountStep(root, ctx) {
     // code in the editor and ask: never discard it silently.
     const saved = editable ? loadEdit(data.lesson, data.step, cellId) : null;
     let saveTimer = null;
+    let unsavedWarned = false;
     const save = () => {
       clearTimeout(saveTimer);
       saveTimer = null;
-      saveEdit(data.lesson, data.step, cellId, view.state.doc.toString(), starterCode, starterHash);
+      const code = view.state.doc.toString();
+      const stored = saveEdit(data.lesson, data.step, cellId, code, starterCode, starterHash);
+      if (stored) {
+        unsavedWarned = false;
+      } else if (!unsavedWarned && notice.hidden) {
+        // Say so once; the code itself stays in the editor.
+        unsavedWarned = true;
+        showNotice(
+          "This browser did not let promptdojo save your edit (its storage is full or turned " +
+            "off). Your code stays in the editor while this page is open: copy it somewhere " +
+            "safe before you leave.",
+          [],
+        );
+      }
     };
     flushers.push(() => saveTimer && save());
 

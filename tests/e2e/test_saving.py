@@ -139,3 +139,19 @@ def test_the_index_shows_each_lessons_progress(page: Page, server: Server) -> No
     page.goto(f"{server.url}/")
     expect(hello).to_have_text("2 / 3 steps done")
     expect(page.locator("li[data-lesson='runtime'] .lesson-progress")).to_be_hidden()
+
+
+def test_an_edit_the_browser_refuses_to_store_is_announced_not_lost(
+    page: Page, server: Server
+) -> None:
+    # As in a browser whose storage is full: every write fails.
+    page.add_init_script(
+        """Storage.prototype.setItem = function () {
+          throw new DOMException("quota", "QuotaExceededError");
+        };"""
+    )
+    page.goto(f"{server.url}/lessons/runtime/1")
+    type_into(page, "one", "counter = 9")
+    notice = page.locator("#cell-one").get_by_role("alert")
+    expect(notice).to_contain_text("did not let promptdojo save your edit")
+    assert editor_text(page, "one") == "counter = 9"
