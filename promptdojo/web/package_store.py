@@ -25,6 +25,10 @@ FAILURE_TTL = 30.0
 FETCH_TIMEOUT = 10.0
 
 
+def _prefetch_hint(name: str) -> str:
+    return f"Pre-fetch it with `promptdojo pyodide fetch {name}` and reload the page."
+
+
 class PackageUnavailableError(Exception):
     """A wheel cannot be served; ``status`` is the HTTP status, the message says what to do."""
 
@@ -48,9 +52,6 @@ class PackageStore:
 
     def __post_init__(self) -> None:
         self._by_file = {entry["file_name"]: entry for entry in self.lock.packages.values()}
-
-    def _fetch_hint(self, name: str) -> str:
-        return f"Pre-fetch it with `promptdojo pyodide fetch {name}` and reload the page."
 
     def _cached(self, entry: dict) -> Path | None:
         """The cached wheel if it is there with the lock's sha256 (hashed once per file)."""
@@ -89,7 +90,7 @@ class PackageStore:
             raise PackageUnavailableError(
                 404,
                 f"{name} ({file_name}) is not in the server's package cache {self.cache_dir} "
-                f"and fetching is off. {self._fetch_hint(name)}",
+                f"and fetching is off. {_prefetch_hint(name)}",
             )
         failed = self._failures.get(file_name)
         if failed is not None and time.monotonic() - failed[0] < FAILURE_TTL:
@@ -112,7 +113,7 @@ class PackageStore:
         except PackageError as exc:
             message = (
                 f"{name} ({file_name}) is not in the server's package cache and could not be "
-                f"fetched: {exc}. {self._fetch_hint(name)}"
+                f"fetched: {exc}. {_prefetch_hint(name)}"
             )
             log.warning("%s", message)
             self._failures[file_name] = (time.monotonic(), message)

@@ -19,6 +19,17 @@ function fetchPage(url) {
   return request;
 }
 
+/** What the kept worker must match in a page: its lesson and the kernel build it runs. */
+function kernelOf(page) {
+  try {
+    const meta = page.querySelector('meta[name="promptdojo-kernel"]');
+    const { lesson, workerUrl, bundleUrl, pyodideUrl } = JSON.parse(meta?.content ?? "{}");
+    return JSON.stringify([lesson, workerUrl, bundleUrl, pyodideUrl]);
+  } catch {
+    return null;
+  }
+}
+
 /** Start fetching a step page the learner is likely to open next. */
 export function prefetch(url) {
   if (!pages.has(url)) pages.set(url, fetchPage(url));
@@ -41,15 +52,6 @@ export async function navigateInPlace(url, { push = true, fresh = false, before,
   }
   const next = doc.querySelector("main");
   // Same lesson and the same kernel build, or the worker we keep would not match the page.
-  const kernelOf = (page) => {
-    try {
-      const meta = page.querySelector('meta[name="promptdojo-kernel"]');
-      const { lesson, workerUrl, bundleUrl, pyodideUrl } = JSON.parse(meta?.content ?? "{}");
-      return JSON.stringify([lesson, workerUrl, bundleUrl, pyodideUrl]);
-    } catch {
-      return null;
-    }
-  };
   if (!next?.querySelector("#step-data") || kernelOf(doc) !== kernelOf(document)) {
     location.assign(target.href);
     return;

@@ -48,6 +48,12 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
+/** Answer run `id` as stopped: cancelled before it started, or interrupted outside the cell. */
+function postInterrupted(id) {
+  const result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
+  self.postMessage({ type: "result", id, result: { ...result, traceback: "" } });
+}
+
 /**
  * Report this worker's downloads (Pyodide's wasm and stdlib, the learner bundle, packages) as each
  * completes; the page adds its own preloads and shows the total next to the boot phase.
@@ -106,8 +112,7 @@ self.onmessage = async (event) => {
   if (message.type === "run") {
     const kernel = await ready;
     if (cancelled.delete(message.id)) {
-      const result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
-      self.postMessage({ type: "result", id: message.id, result: { ...result, traceback: "" } });
+      postInterrupted(message.id);
       return;
     }
     self.postMessage({ type: "started", id: message.id });
@@ -121,9 +126,8 @@ self.onmessage = async (event) => {
     } catch (error) {
       if (error?.type === "KeyboardInterrupt") {
         // Stop landed outside the cell's own code (e.g. while its traceback was formatted).
-        result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
         flush();
-        self.postMessage({ type: "result", id: message.id, result: { ...result, traceback: "" } });
+        postInterrupted(message.id);
         current = null;
         return;
       }

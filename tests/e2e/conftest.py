@@ -7,6 +7,7 @@ Without it the browser tests are skipped locally and fail under ``CI=true``.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
 CHROMIUM = Path(os.environ.get("PROMPTDOJO_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -157,3 +158,32 @@ def serious_violations(page: Page) -> list[str]:
         for v in results["violations"]
         if v["impact"] in {"serious", "critical"}
     ]
+
+
+BOOT_TIMEOUT_MS = 90_000
+
+
+def wait_ready(page: Page) -> None:
+    """Wait for Python to be ready; a boot that failed fails the test at once, with its message."""
+    from playwright.sync_api import expect
+
+    status = page.locator(".kernel-status")
+    expect(status).to_have_attribute(
+        "data-phase", re.compile("^(ready|error)$"), timeout=BOOT_TIMEOUT_MS
+    )
+    assert status.get_attribute("data-phase") == "ready", status.inner_text()
+
+
+def click_run(page: Page, cell_id: str) -> Locator:
+    """Press the Run button of cell ``cell_id``; return the cell."""
+    cell = page.locator(f"#cell-{cell_id}")
+    cell.get_by_role("button", name="Run", exact=True).click()
+    return cell
+
+
+def run(page: Page, cell_id: str) -> None:
+    """Run cell ``cell_id`` and wait until it is no longer running."""
+    from playwright.sync_api import expect
+
+    cell = click_run(page, cell_id)
+    expect(cell.locator(".cell-status")).not_to_have_text("Running…", timeout=30_000)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server, serious_violations
-from tests.e2e.test_navigation import run
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, click_run, run, serious_violations, wait_ready
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -60,5 +58,5 @@ def test_a_390px_screen_shows_everything_without_sideways_scrolling(
         assert box is not None
         assert box["x"] >= 0
         assert box["x"] + box["width"] <= 390
-    page.locator("#cell-double").get_by_role("button", name="Run", exact=True).click()
+    click_run(page, "double")
     expect(page.locator("#cell-double .cell-status")).to_contain_text("Done")

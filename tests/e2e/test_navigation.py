@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
-from tests.e2e.test_run_cell import wait_ready
-
-
-def run(page: Page, cell_id: str) -> None:
-    cell = page.locator(f"#cell-{cell_id}")
-    cell.get_by_role("button", name="Run", exact=True).click()
-    expect(cell.locator(".cell-status")).not_to_have_text("Running…", timeout=30_000)
+from tests.e2e.conftest import Server, run, wait_ready
 
 
 def worker_of(page: Page) -> object:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
-from tests.e2e.test_navigation import run
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, run, wait_ready
 
 
 def test_html_output_renders_but_its_script_and_onerror_never_run(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from promptdojo.web.release import CORE_FILES
 from promptdojo.web.resources import build_dir
-from tests.e2e.conftest import Server, start_server, stop_server
-from tests.e2e.test_navigation import run
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, run, start_server, stop_server, wait_ready
 from tests.upstream import PACKAGES, Upstream
 
 
@@ -121,9 +121,6 @@ def test_an_unreachable_upstream_still_gives_a_ready_kernel(page: Page, server: 
 
 
 def test_a_folder_that_is_not_a_release_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     (tmp_path / "lessons").mkdir()
     done = subprocess.run(
         [

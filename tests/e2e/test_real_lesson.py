@@ -9,8 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from promptdojo.course import load_lesson
-from tests.e2e.conftest import Server, serious_violations, start_server, stop_server
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, serious_violations, start_server, stop_server, wait_ready
 
 LESSON = "decoding-kv-cache-quantization"
 

@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
-
-BOOT_TIMEOUT_MS = 90_000
-
-
-def wait_ready(page: Page) -> None:
-    """Wait for Python to be ready; a boot that failed fails the test at once, with its message."""
-    status = page.locator(".kernel-status")
-    expect(status).to_have_attribute(
-        "data-phase", re.compile("^(ready|error)$"), timeout=BOOT_TIMEOUT_MS
-    )
-    assert status.get_attribute("data-phase") == "ready", status.inner_text()
+from tests.e2e.conftest import Server, click_run, wait_ready
 
 
 def test_run_prints_output_made_by_pyodide_in_the_worker(page: Page, server: Server) -> None:
@@ -73,16 +60,14 @@ def test_exercise_check_hints_solution_and_hidden_setup(page: Page, server: Serv
     page.goto(f"{server.url}/lessons/hello/3")
     wait_ready(page)
     # The read-only cell sees the hidden setup's `greeting`.
-    shout = page.locator("#cell-shout")
-    shout.get_by_role("button", name="Run", exact=True).click()
+    shout = click_run(page, "shout")
     expect(shout.locator(".cell-output")).to_have_text("HELLO", timeout=20_000)
     shout.locator(".cm-content").click()
     page.keyboard.type("x = 1")
     expect(shout.locator(".cm-content")).to_have_text("print(greeting.upper())")
     assert shout.locator(".cm-content").get_attribute("aria-readonly") == "true"
 
-    oops = page.locator("#cell-oops")
-    oops.get_by_role("button", name="Run", exact=True).click()
+    oops = click_run(page, "oops")
     expect(oops.locator(".cell-status")).to_have_text("Raised KeyError, as expected")
 
     exercise = page.locator("#cell-double")

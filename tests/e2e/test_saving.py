@@ -7,8 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, wait_ready
 
 EDIT_KEY = "promptdojo:v1:edit:runtime:1:one"
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server
-from tests.e2e.test_run_cell import wait_ready
+from tests.e2e.conftest import Server, click_run, wait_ready
 
 
 def test_stop_interrupts_an_endless_loop(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/1")
     wait_ready(page)
-    spin = page.locator("#cell-spin")
-    spin.get_by_role("button", name="Run", exact=True).click()
+    spin = click_run(page, "spin")
     expect(spin.locator(".cell-status")).to_have_text("Running…")
     page.wait_for_timeout(300)
     spin.get_by_role("button", name="Stop").click()
@@ -35,22 +33,19 @@ def test_the_keyboard_shortcut_stops_too(page: Page, server: Server) -> None:
 def test_time_limit_stops_a_sleep_and_state_survives(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/1")
     wait_ready(page)
-    page.locator("#cell-state").get_by_role("button", name="Run", exact=True).click()
+    click_run(page, "state")
     expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
-    nap = page.locator("#cell-nap")
-    nap.get_by_role("button", name="Run", exact=True).click()
+    nap = click_run(page, "nap")
     # Stopped by its 2 s limit: by the interrupt, or by a restart that replays `a = 41`.
     expect(nap.locator(".cell-status")).to_contain_text("time limit of 2 s", timeout=20_000)
-    after = page.locator("#cell-after")
-    after.get_by_role("button", name="Run", exact=True).click()
+    after = click_run(page, "after")
     expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
 
 
 def test_output_is_capped_with_a_visible_marker(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/2")
     wait_ready(page)
-    chatty = page.locator("#cell-chatty")
-    chatty.get_by_role("button", name="Run", exact=True).click()
+    chatty = click_run(page, "chatty")
     expect(chatty.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
     marker = chatty.locator(".cell-output .truncated")
     expect(marker).to_have_text("Output truncated: a cell shows at most 100,000 characters.")
@@ -75,33 +70,29 @@ def test_shift_enter_runs_and_moves_to_the_next_cell(page: Page, server: Server)
 def test_a_memory_bomb_ends_in_memory_error_and_python_lives_on(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/3")
     wait_ready(page)
-    page.locator("#cell-keep").get_by_role("button", name="Run", exact=True).click()
-    bomb = page.locator("#cell-bomb")
-    bomb.get_by_role("button", name="Run", exact=True).click()
+    click_run(page, "keep")
+    bomb = click_run(page, "bomb")
     expect(bomb.locator(".cell-status")).to_have_text(
         "Raised MemoryError, as expected", timeout=120_000
     )
     expect(bomb.locator(".cell-output")).to_contain_text('File "<cell bomb>", line 3')
-    after = page.locator("#cell-after-bomb")
-    after.get_by_role("button", name="Run", exact=True).click()
+    after = click_run(page, "after-bomb")
     expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)
 
 
 def test_a_crashed_runtime_is_replaced_and_the_step_replayed(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/3")
     wait_ready(page)
-    page.locator("#cell-keep").get_by_role("button", name="Run", exact=True).click()
+    click_run(page, "keep")
     expect(page.locator("#cell-keep .cell-status")).to_contain_text("Done")
-    crash = page.locator("#cell-crash")
-    crash.get_by_role("button", name="Run", exact=True).click()
+    crash = click_run(page, "crash")
     expect(crash.locator(".cell-status")).to_have_text(
         "Python was restarted (Python crashed: memory access out of bounds); "
         "replayed 1 earlier cell(s).",
         timeout=30_000,
     )
     wait_ready(page)
-    after = page.locator("#cell-after-bomb")
-    after.get_by_role("button", name="Run", exact=True).click()
+    after = click_run(page, "after-bomb")
     expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)
 
 
@@ -109,14 +100,13 @@ def test_restart_python_gives_a_clean_slate(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/runaway/1")
     wait_ready(page)
     token = page.evaluate("window.promptdojoKernel.worker.__token = 'first'")
-    page.locator("#cell-state").get_by_role("button", name="Run", exact=True).click()
+    click_run(page, "state")
     expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
     page.get_by_role("button", name="Restart Python").click()
     expect(page.locator(".kernel-status")).not_to_have_attribute("data-phase", "ready")
     wait_ready(page)
     assert page.evaluate("window.promptdojoKernel.worker.__token") != token
-    after = page.locator("#cell-after")
-    after.get_by_role("button", name="Run", exact=True).click()
+    after = click_run(page, "after")
     # Nothing was replayed: `a` is gone.
     expect(after.locator(".cell-output")).to_contain_text("NameError: name 'a' is not defined")
 
@@ -124,8 +114,7 @@ def test_restart_python_gives_a_clean_slate(page: Page, server: Server) -> None:
 def test_after_restart_python_the_steps_setup_runs_again(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/hello/3")
     wait_ready(page)
-    shout = page.locator("#cell-shout")
-    shout.get_by_role("button", name="Run", exact=True).click()
+    shout = click_run(page, "shout")
     expect(shout.locator(".cell-output")).to_have_text("HELLO")
     page.get_by_role("button", name="Restart Python").click()
     expect(page.locator(".kernel-status")).not_to_have_attribute("data-phase", "ready")
