@@ -19,7 +19,7 @@ help:
 	@echo "make serve   set up, build, and serve the lessons at http://$(HOST):$(PORT)"
 	@echo "make test    set up, build, lint, and run every test (browser tests included)"
 	@echo "make build   build the front-end assets only"
-	@echo "make test-pyodide  run the library's tests in real Pyodide (needs numpy in the cache)"
+	@echo "make test-pyodide  run the library's tests in real Pyodide 0.29.0 with numpy"
 	@echo "make bench   run every benchmark under bench/ and rewrite BENCHMARKS.md"
 	@echo "make clean   remove the venv, node_modules and built assets"
 
@@ -58,8 +58,10 @@ test: lint
 	$(BIN)/promptdojo check lessons --check-outputs
 	$(BIN)/python -m pytest
 
+# The library's tests inside Pyodide 0.29.0 with its official numpy (test data: tests/numpy_release.py).
 test-pyodide: install
-	$(BIN)/python scripts/test_pyodide.py
+	release="$$($(BIN)/python -m tests.numpy_release)" && \
+	  $(BIN)/python scripts/test_pyodide.py --pyodide-dir "$$release"
 
 bench: install
 	$(BIN)/python bench/library.py

@@ -175,21 +175,39 @@ def check(
     cache: Annotated[
         Path, typer.Option(help="Package cache for --pyodide (numpy's wheel).")
     ] = DEFAULT_CACHE,
+    pyodide_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run the cells in this unpacked Pyodide release, with the package wheels it "
+            "holds, instead of the built-in core (implies --pyodide)."
+        ),
+    ] = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
+
+    Under --pyodide, a cell that uses more than half of its time limit gets a warning.
 
     Exit status: 0 all passed, 1 a cell failed or a lesson is invalid, 3 some cells could not run
     (a package missing from the cache under --pyodide).
     """
     from promptdojo.checking.console import run_check
+    from promptdojo.web.release import Release, ReleaseError
 
+    release = None
+    if pyodide_dir is not None:
+        try:
+            release = Release.open(pyodide_dir.resolve())
+        except ReleaseError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
     code = run_check(
         paths or [Path("lessons")],
         jobs=jobs,
         junit_xml=junit_xml,
         record=record,
         check_outputs=check_outputs,
-        pyodide_cache=cache if pyodide else None,
+        pyodide_cache=cache if pyodide and release is None else None,
+        pyodide_release=release,
     )
     raise typer.Exit(code)
 

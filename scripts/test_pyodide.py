@@ -1,8 +1,9 @@
 """Run the learner library's tests inside real Pyodide under Node (``make test-pyodide``).
 
 numpy comes from the package cache folder (default ``.cache/pyodide-packages``, the server's
-own); pytest and hypothesis are pure-Python wheels downloaded from PyPI into
-``.cache/pyodide-test-wheels``.
+own), or, with ``--pyodide-dir``, from an unpacked Pyodide release that holds it (the tests use a
+real 0.29.0 release with numpy: ``python -m tests.numpy_release``). pytest and hypothesis are
+pure-Python wheels downloaded from PyPI into ``.cache/pyodide-test-wheels``.
 When numpy is not cached, nothing runs: the script says so and exits with status 3, never 0.
 """
 
@@ -18,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from promptdojo.checking.pyodide import NOT_RUN, core_dir, run_python  # noqa: E402
 from promptdojo.web.package_cache import Lock, missing, not_cached_message  # noqa: E402
+from promptdojo.web.release import Release  # noqa: E402
 
 TEST_WHEELS = [
     "pytest",
@@ -29,17 +31,28 @@ TEST_WHEELS = [
     "sortedcontainers",
     "pygments",
 ]
+# test_pyodide_safety inspects the package's source from CPython (and imports the bundle
+# builder, which Pyodide does not get): it checks what may run in Pyodide, not in it.
 PYTEST = """
 import sys, pytest
-code = pytest.main(["/work/tests/library", "-q", "-p", "no:cacheprovider", "--rootdir=/work"])
+code = pytest.main([
+    "/work/tests/library", "-q", "-p", "no:cacheprovider", "--rootdir=/work",
+    "--ignore=/work/tests/library/test_pyodide_safety.py",
+])
 int(code)
 """
 
 
 def test_wheels(folder: Path) -> list[Path]:
-    """Pure-Python wheels for pytest and hypothesis, fetched from PyPI once."""
+    """Pure-Python wheels for pytest and hypothesis, fetched from PyPI once.
+
+    Only ``py3-none-any`` wheels work in Pyodide; recent hypothesis releases also ship compiled
+    ones, so pip is told to take the newest pure wheel of each.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    if not list(folder.glob("pytest-*.whl")):
+    pure = sorted(folder.glob("*-none-any.whl"))
+    have = {wheel.name.split("-")[0].lower() for wheel in pure}
+    if not set(TEST_WHEELS) <= have:
         subprocess.run(
             [
                 sys.executable,
@@ -49,20 +62,34 @@ def test_wheels(folder: Path) -> list[Path]:
                 "--quiet",
                 "--no-deps",
                 "--only-binary=:all:",
+                "--platform=any",
+                "--implementation=py",
+                "--python-version=3.12",
                 "--dest",
                 str(folder),
                 *TEST_WHEELS,
             ],
             check=True,
         )
-    return sorted(folder.glob("*.whl"))
+        pure = sorted(folder.glob("*-none-any.whl"))
+    return pure
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "pyodide-packages")
+    parser.add_argument(
+        "--pyodide-dir", type=Path, help="an unpacked Pyodide release (core and numpy) to use"
+    )
     args = parser.parse_args()
-    absent = missing(["numpy"], args.cache, Lock.read(core_dir()))
+    core = None
+    if args.pyodide_dir is not None:
+        release = Release.open(args.pyodide_dir.resolve())
+        core = args.cache = release.path
+        lock = Lock.read(core, version=release.version)
+    else:
+        lock = Lock.read(core_dir())
+    absent = missing(["numpy"], args.cache, lock)
     if absent:
         print(not_cached_message(absent, args.cache), file=sys.stderr)
         return NOT_RUN
@@ -73,6 +100,7 @@ def main() -> int:
         cache_dir=args.cache,
         wheels=wheels,
         mounts=[(ROOT / "tests", "/work/tests")],
+        core=core,
     )
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)

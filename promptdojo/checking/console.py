@@ -6,11 +6,15 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from promptdojo.checking.record import drift, write_records
-from promptdojo.checking.report import format_failure, junit_xml, plain_line, summary
+from promptdojo.checking.record import drift, noise_hint, write_records
+from promptdojo.checking.report import format_failure, junit_xml, plain_line, slow_cells, summary
 from promptdojo.checking.runner import CheckResult, StepResult, check
 from promptdojo.checking.steprun import Status
+
+if TYPE_CHECKING:
+    from promptdojo.web.release import Release
 
 
 def interactive() -> bool:
@@ -25,13 +29,18 @@ def run_check(
     record: bool = False,
     check_outputs: bool = False,
     pyodide_cache: Path | None = None,
+    pyodide_release: Release | None = None,
 ) -> int:
-    """Run the check, print as it goes, write the reports; return the exit status."""
+    """Run the check, print as it goes, write the reports; return the exit status.
+
+    ``pyodide_cache`` runs the cells in the built-in Pyodide with packages from that cache;
+    ``pyodide_release`` runs them in an unpacked Pyodide release with its own wheels.
+    """
     run_step = None
-    if pyodide_cache is not None:
+    if pyodide_cache is not None or pyodide_release is not None:
         from promptdojo.checking.pyodide_steps import pyodide_step_runner
 
-        run_step = pyodide_step_runner(pyodide_cache)
+        run_step = pyodide_step_runner(pyodide_cache or Path("."), pyodide_release)
     echo: Callable[[str], None] = print
     if interactive():
         result = _with_progress(paths, jobs, run_step)
@@ -43,10 +52,13 @@ def run_check(
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
         result = check(paths, jobs=jobs, on_step=on_step, **kwargs)
-    return _finish(result, junit_xml, record, check_outputs, echo)
+    return _finish(
+        result, junit_xml, record, check_outputs, echo, slow_warnings=run_step is not None
+    )
 
 
 def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult:
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     with Progress(
@@ -64,7 +76,10 @@ def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult
             failed = sum(o.status is Status.FAILED for o in step.outcomes)
             progress.update(task, advance=len(step.outcomes))
             mark = "[red]✗[/red]" if failed else "[green]✓[/green]"
-            progress.console.print(f"{mark} {step.step.path} ({step.seconds:.1f} s)")
+            # A FILE path is never wrapped, so it stays clickable and copyable on a narrow terminal.
+            progress.console.print(
+                f"{mark} {escape(str(step.step.path))} ({step.seconds:.1f} s)", soft_wrap=True
+            )
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
         return check(paths, jobs=jobs, on_step=on_step, on_plan=on_plan, **kwargs)
@@ -76,6 +91,7 @@ def _finish(
     record: bool,
     check_outputs: bool,
     echo: Callable[[str], None],
+    slow_warnings: bool = False,
 ) -> int:
     code = result.exit_code
     for diagnostic in result.diagnostics:
@@ -84,12 +100,18 @@ def _finish(
     for outcome, step in failures:
         echo("")
         echo(format_failure(outcome, step))
+    if slow_warnings:
+        for warning in slow_cells(result):
+            echo(warning)
     if check_outputs:
         changes = drift(result)
         for where, cell_id, diff in changes:
             echo("")
             echo(f"{where}: cell {cell_id!r}: output differs from its record")
             echo(diff)
+            hint = noise_hint(diff)
+            if hint:
+                echo(hint)
         if changes:
             code = 1
             echo(f"\n{len(changes)} outputs drifted; `promptdojo check --record` accepts them")

@@ -56,8 +56,12 @@ def run_python(
     wheels: Sequence[Path] = (),
     mounts: Sequence[tuple[Path, str]] = (),
     timeout: float = 600,
+    core: Path | None = None,
 ) -> PyodideRun:
-    """Run ``script`` in Pyodide under Node; its final expression (an int) is the exit status."""
+    """Run ``script`` in Pyodide under Node; its final expression (an int) is the exit status.
+
+    ``core`` is the Pyodide folder to boot (default: the built-in core).
+    """
     node = shutil.which("node")
     if node is None:
         raise PyodideUnavailableError("node is not installed: install Node >= 20")
@@ -67,7 +71,7 @@ def run_python(
         bundle = Path(tmp) / "bundle.zip"
         bundle.write_bytes(build_bundle().data)
         job = {
-            "pyodide": str(core_dir()),
+            "pyodide": str(core or core_dir()),
             "packageDir": str(cache_dir),
             "packages": list(packages),
             "bundle": str(bundle),

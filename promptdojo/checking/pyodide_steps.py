@@ -25,6 +25,7 @@ from promptdojo.checking.serialize import step_to_dict
 from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course.model import Lesson, Step
 from promptdojo.web.package_cache import Lock, missing, not_cached_message
+from promptdojo.web.release import Release
 
 RUNNER = Path(__file__).resolve().parent.parent.parent / "scripts" / "pyodide_check.mjs"
 #: Pyodide boot time allowed per step, on top of the cells' own limits.
@@ -38,13 +39,23 @@ def _not_run(step: Step, message: str) -> list[CellOutcome]:
     ]
 
 
-def pyodide_step_runner(cache_dir: Path) -> Callable[[Lesson, Step], StepResult]:
-    """A ``run_step`` for :func:`promptdojo.checking.runner.check` that uses Pyodide."""
+def pyodide_step_runner(
+    cache_dir: Path, release: Release | None = None
+) -> Callable[[Lesson, Step], StepResult]:
+    """A ``run_step`` for :func:`promptdojo.checking.runner.check` that uses Pyodide.
+
+    By default the built-in core runs, with packages from ``cache_dir``. With ``release`` (an
+    unpacked Pyodide release, ``--pyodide-dir``) that release runs, with the wheels it holds.
+    """
     node = shutil.which("node")
     if node is None:
         raise PyodideUnavailableError("node is not installed: install Node >= 20")
-    core = core_dir()
-    lock = Lock.read(core)
+    if release is not None:
+        core, cache_dir = release.path, release.path
+        lock = Lock.read(core, version=release.version)
+    else:
+        core = core_dir()
+        lock = Lock.read(core)
     bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
     atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
     bundle = bundle_dir / "bundle.zip"

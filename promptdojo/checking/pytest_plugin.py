@@ -9,17 +9,24 @@ because the cell time limit never outlives an outer alarm.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from promptdojo.checking.report import code_lines_at, excerpt
+from promptdojo.checking.runner import ONE_BLAS_THREAD
 from promptdojo.checking.steprun import CellOutcome, Status, StepRunner
 from promptdojo.course.model import Cell, Lesson, LessonError
 from promptdojo.course.parse import LESSON_FILE, STEP_FILE, load_lesson
 
 _LESSONS = pytest.StashKey[dict[Path, Lesson | LessonError]]()
+
+# Cells run in this process: one BLAS thread, as in `promptdojo check` (pytest loads this plugin
+# before any test module, so before numpy starts its thread pool). An explicit setting wins.
+for _name, _value in ONE_BLAS_THREAD.items():
+    os.environ.setdefault(_name, _value)
 
 
 def pytest_configure(config: pytest.Config) -> None:

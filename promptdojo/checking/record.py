@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 
 from promptdojo.checking.runner import CheckResult, StepResult
@@ -84,3 +85,41 @@ def drift(result: CheckResult) -> list[tuple[str, str, str]]:
                 diff = difflib.unified_diff(before, after, "recorded", "now", lineterm="")
                 changes.append((where, cell_id, "\n".join(diff)))
     return changes
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _is_noise(before: str, after: str) -> bool:
+    """Two printed numbers that differ only as rounding does: tiny, or equal to 6 digits."""
+    a, b = float(before), float(after)
+    return max(abs(a), abs(b)) < 1e-9 or abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+
+
+def noise_hint(diff: str) -> str:
+    """Advice when a drift is only floating-point noise, which differs between platforms.
+
+    The last digits of a float sum depend on the order of operations, and so on the BLAS, the
+    CPU and the runtime: CPython and Pyodide print different noise for the same computation.
+    """
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and line[1:2] != "-"]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and line[1:2] != "+"]
+    if not removed or len(removed) != len(added):
+        return ""
+    pairs = []
+    for old, new in zip(removed, added, strict=True):
+        if _NUMBER.sub("#", old) != _NUMBER.sub("#", new):
+            return ""
+        pairs += [
+            (x, y)
+            for x, y in zip(_NUMBER.findall(old), _NUMBER.findall(new), strict=True)
+            if x != y
+        ]
+    if not pairs or not all(_is_noise(x, y) for x, y in pairs):
+        return ""
+    x, y = pairs[0]
+    return (
+        f"hint: only floating-point noise differs ({x} → {y}); such digits change between "
+        'CPython and Pyodide and between machines. Print a rounded value (f"{x:.3g}") or the '
+        "comparison (np.allclose(a, b), error < 1e-9), not the raw number."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from promptdojo.checking.runner import CheckResult, StepResult
+from promptdojo.checking.runner import CheckResult, StepResult, cells_of
 from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course.model import Step
 
@@ -74,6 +74,32 @@ def summary(result: CheckResult) -> str:
     if result.diagnostics:
         counts.append(f"{len(result.diagnostics)} validation errors")
     return ", ".join(counts)
+
+
+def _limit_of(step: StepResult, cell_id: str) -> float | None:
+    cell = next((c for c in cells_of(step.step) if c.id == cell_id), None)
+    return None if cell is None else step.lesson.time_limit_of(cell)
+
+
+def slow_cells(result: CheckResult, share: float = 0.5) -> list[str]:
+    """A warning for every cell that used more than ``share`` of its time limit.
+
+    Such a cell passes here, but a learner's computer slower than this one may stop it.
+    """
+    warnings = []
+    for step in result.steps:
+        for outcome in step.outcomes:
+            limit = _limit_of(step, outcome.cell_id)
+            if limit is None or outcome.status is not Status.PASSED:
+                continue
+            if outcome.seconds > share * limit:
+                warnings.append(
+                    f"{outcome.path}:{outcome.line}: warning: cell {outcome.cell_id!r} took "
+                    f"{outcome.seconds:.1f} s, more than {share:.0%} of its {limit:g} s time "
+                    "limit: a slower computer may stop it. Make it lighter (less data, one batched "
+                    "computation instead of a Python loop) or raise its `time_limit=`."
+                )
+    return warnings
 
 
 def plain_line(outcome: CellOutcome, step_number: int) -> str:

@@ -18,6 +18,12 @@ from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course.model import Cell, Diagnostic, Lesson, Step
 from promptdojo.course.validate import validate
 
+#: One BLAS thread wherever lesson cells run: steps already run in parallel, Pyodide has one
+#: thread too, and a BLAS pool per process oversubscribes the cores (cells then hit their limits).
+ONE_BLAS_THREAD = {
+    name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+}
+
 #: Seconds a step's process may take beyond the sum of its cells' limits (start-up, imports).
 PROCESS_MARGIN = 30.0
 
@@ -91,11 +97,7 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
             json.dumps({"step": step_to_dict(step), "time_limit": lesson.time_limit}),
             encoding="utf-8",
         )
-        # One BLAS thread per step: steps already run in parallel, and Pyodide has one thread too.
-        threads = {
-            name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-        }
-        env = {**threads, **os.environ, "PYTHONHASHSEED": str(lesson.seed)}
+        env = {**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(lesson.seed)}
         why = ""
         try:
             done = subprocess.run(

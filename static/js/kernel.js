@@ -188,6 +188,8 @@ export class KernelClient {
     this.current = null;
     this.phases = [];
     this.downloads = new Map();
+    // At once, before anyone reads the old worker's "ready": the new worker reports its own.
+    this.onPhase("restarting", { reason });
     this.start();
     for (const listener of this.restartListeners) listener(reason);
   }

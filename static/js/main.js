@@ -5,6 +5,7 @@ import { StepState, mountStep } from "./step.js";
 import { exportWork, importWork, markSolved, markVisited, stepsDone } from "./store.js";
 
 const PHASE_TEXT = {
+  restarting: "Python: restarting…",
   downloading: "Python: downloading…",
   starting: "Python: starting…",
   "python-ready": "Python: loading the lesson library…",
@@ -71,6 +72,7 @@ async function main() {
       if (phaseNow === "ready" || phaseNow === "error" || !downloaded) return;
       [phase, detail] = [phaseNow, phaseDetail];
     }
+    if (phase === "restarting") downloaded = 0; // the new worker counts its own downloads
     [phaseNow, phaseDetail] = [phase, detail];
     status.dataset.phase = phase;
     let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;

@@ -35,3 +35,13 @@ def test_ci_or_a_pipe_gets_plain_lines(
     out = capsys.readouterr().out
     assert f"PASSED {STDLIB}/01-passes.md::1::cell-1 (" in out
     assert "checking cells" not in out
+
+
+def test_a_narrow_terminal_never_breaks_a_file_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(console, "interactive", lambda: True)
+    monkeypatch.setenv("COLUMNS", "24")
+    console.run_check([STDLIB], jobs=2)
+    out = capsys.readouterr().out
+    assert f"✗ {STDLIB / '02-fails.md'} (" in out

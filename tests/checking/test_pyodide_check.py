@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from promptdojo.course import discover, load_lesson
+from promptdojo.web.release import Release
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -19,7 +21,7 @@ def check(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=ROOT,
         env={**os.environ, "CI": "true"},
-        timeout=300,
+        timeout=900,
     )
 
 
@@ -58,3 +60,18 @@ def test_missing_package_is_not_run_never_passed(tmp_path: Path) -> None:
     ) in done.stdout
     assert "PASSED" not in done.stdout
     assert done.stdout.splitlines()[-1].startswith("0 passed, 0 failed, 0 skipped, 1 not run")
+
+
+def test_the_shipped_lessons_pass_in_pyodide_with_numpy_and_their_records(
+    numpy_release: Release,
+) -> None:
+    """Every cell of every lesson, in Pyodide 0.29.0 with numpy under Node, prints its record."""
+    done = check("--pyodide-dir", str(numpy_release.path), "--check-outputs", str(ROOT / "lessons"))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    cells = sum(
+        len(step.setup) + len(step.cells)
+        for folder in discover(ROOT / "lessons")
+        for step in load_lesson(folder).steps
+    )
+    assert done.stdout.splitlines()[-1].startswith(f"{cells} passed, 0 failed, 0 skipped in ")
+    assert "drifted" not in done.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from promptdojo.checking.pyodide import NOT_RUN, run_python
+from promptdojo.web.release import Release
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(
@@ -53,3 +55,22 @@ def test_make_test_pyodide_says_numpy_is_missing_with_a_distinct_status(tmp_path
     assert f"not run: numpy is not cached in {tmp_path}" in done.stderr
     assert "promptdojo pyodide fetch numpy" in done.stderr
     assert "passed" not in done.stdout + done.stderr
+
+
+def test_the_library_tests_pass_inside_pyodide_with_numpy(numpy_release: Release) -> None:
+    """``make test-pyodide``: tests/library, run by pytest inside Pyodide 0.29.0 with numpy."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "test_pyodide.py"),
+            "--pyodide-dir",
+            str(numpy_release.path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    closing = done.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ passed in [\d.]+s", closing), closing
+    assert int(closing.split()[0]) >= 90, "the whole of tests/library ran"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from promptdojo.web.release import CORE_FILES
+from promptdojo.web.release import COMMON_FILES
 from promptdojo.web.resources import build_dir
 from tests.e2e.conftest import Server, run, start_server, stop_server, wait_ready
 from tests.upstream import PACKAGES, Upstream
@@ -21,7 +21,7 @@ def release_with_test_packages(folder: Path) -> Path:
     core = next((build_dir() / "pyodide").iterdir())
     release = folder / "pyodide"
     release.mkdir()
-    for name in CORE_FILES:
+    for name in (*COMMON_FILES, "pyodide.asm.mjs"):
         if name != "pyodide-lock.json":
             shutil.copyfile(core / name, release / name)
     lock = json.loads((core / "pyodide-lock.json").read_text())

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.conftest import Server, click_run, wait_ready
+
+#: The kernel worker's script (hashed name): holding it back holds a new worker's boot.
+WORKER_SCRIPT = "**/assets/worker-*.js"
 
 
 def test_stop_interrupts_an_endless_loop(page: Page, server: Server) -> None:
@@ -85,12 +88,22 @@ def test_a_crashed_runtime_is_replaced_and_the_step_replayed(page: Page, server:
     wait_ready(page)
     click_run(page, "keep")
     expect(page.locator("#cell-keep .cell-status")).to_contain_text("Done")
+    held: list[Route] = []
+    page.route(WORKER_SCRIPT, lambda route: held.append(route))
     crash = click_run(page, "crash")
     expect(crash.locator(".cell-status")).to_have_text(
         "Python was restarted (Python crashed: memory access out of bounds); "
         "replayed 1 earlier cell(s).",
         timeout=30_000,
     )
+    # The old worker's "ready" is gone the moment it is replaced, so nobody waits on a stale one:
+    # while the new worker's script is held back, the status says so.
+    status = page.locator(".kernel-status")
+    expect(status).to_have_attribute("data-phase", "restarting")
+    expect(status).to_have_text("Python: restarting…")
+    for route in held:
+        route.continue_()
+    page.unroute(WORKER_SCRIPT)
     wait_ready(page)
     after = click_run(page, "after-bomb")
     expect(after.locator(".cell-output")).to_have_text("'still here'", timeout=30_000)

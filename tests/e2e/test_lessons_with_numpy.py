@@ -1,0 +1,57 @@
+"""Every cell of every shipped lesson, run where learners run it: Chromium, Pyodide with numpy.
+
+The server serves a real Pyodide 0.29.0 release with its official numpy build (``--pyodide-dir``,
+an older release layout). The walk presses Run on every cell and Check on every exercise, as a
+learner would; what each cell shows must equal its recorded output, and every exercise's Check
+must fail on the starter and pass on the solution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from promptdojo.course import discover, load_lesson
+from promptdojo.web.release import Release
+from tests.conftest import REAL_LESSONS
+from tests.e2e.conftest import Server, start_server, stop_server
+from tests.e2e.walk import kernel_runs, walk
+
+LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
+
+
+@pytest.fixture(scope="module")
+def numpy_server(
+    real_lessons: Path, numpy_release: Release, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    server = start_server(
+        real_lessons,
+        tmp_path_factory.mktemp("numpy"),
+        "--pyodide-dir",
+        str(numpy_release.path),
+        "--offline",
+    )
+    yield server
+    stop_server(server)
+
+
+@pytest.mark.parametrize("lesson_id", LESSONS)
+def test_every_cell_shows_its_recorded_output_and_every_exercise_checks(
+    page: Page, numpy_server: Server, real_lessons: Path, lesson_id: str
+) -> None:
+    lesson = load_lesson(real_lessons / lesson_id)
+    runs = walk(page, numpy_server.url, lesson)
+    # The release with numpy was the one that ran, not the built-in core without it.
+    expect(page.locator(".kernel-status")).to_have_text("Python: ready")
+    assert page.evaluate("window.promptdojoKernel.config.pyodideUrl") == "/pyodide/0.29.0/"
+    assert len(runs) == sum(len(step.cells) for step in lesson.steps)
+    problems = [f"{run.where}: {problem}" for run in runs for problem in run.problems]
+    assert not problems, "\n".join(problems)
+    # Every set-up cell, cell, check and solution ran in the worker, and all but the starters'
+    # checks (which must fail) succeeded.
+    ran = {entry["cellId"] for entry in kernel_runs(page)}
+    for step in lesson.steps:
+        assert {c.id for c in (*step.setup, *step.cells)} <= ran
