@@ -77,6 +77,20 @@ ROWS = [
         ("<=", 1.5),
     ),
     ("check", "speedup_j2_vs_j1", "wall time at -j 1 / wall time at -j 2", None),
+    (
+        "lesson_cells",
+        "slowest_cell_ms",
+        "slowest lesson cell in Chromium, Pyodide with numpy (ms)",
+        ("<=", 2000),
+    ),
+    (
+        "lesson_cells",
+        "lesson_total_ms",
+        "the whole lesson's cell time in Chromium, Pyodide with numpy (ms)",
+        ("<=", 15000),
+    ),
+    ("lesson_cells", "cells_over_goal", "lesson cells over 2 s in Chromium", ("<=", 0)),
+    ("lesson_cells", "browser_cpython_ratio", "lesson cell time: Chromium / CPython", None),
     ("library", "kv_speedup_64", "recomputed / KV-cached decoding time, 64 new tokens", None),
     (
         "library",
@@ -152,6 +166,50 @@ def profile_section(profile: dict) -> list[str]:
     return lines
 
 
+def cells_section(result: dict, baseline: dict | None, slowest: int = 12) -> list[str]:
+    """The slowest lesson cells in the browser, with CPython beside them (and a baseline)."""
+    figures = result["figures"]
+    before = {c["cell"]: c for c in baseline["figures"]["per_cell"]} if baseline else {}
+    lines = [
+        "## Lesson cells in the browser",
+        "",
+        f"From `{result['command']}` ({result['date']}): Chromium, Pyodide {figures['pyodide']} "
+        "with numpy, the worker's time in Python per cell (set-up cells alone; an exercise as "
+        "starter + check + solution + check), and the same cells in CPython.",
+        "",
+    ]
+    head = "| cell | Chromium (ms) | CPython (ms) | ratio |"
+    rule = "| --- | --- | --- | --- |"
+    if before:
+        head += " Chromium before (ms) |"
+        rule += " --- |"
+    lines += [head, rule]
+    for cell in figures["per_cell"][:slowest]:
+        row = (
+            f"| `{cell['cell']}` | {cell['browser_ms']:,.0f} | {cell['cpython_ms'] or 0:,.0f} | "
+            f"{cell['ratio'] or ''} |"
+        )
+        if before:
+            old = before.get(cell["cell"])
+            row += f" {old['browser_ms']:,.0f} |" if old else " |"
+        lines.append(row)
+    lines += [
+        "",
+        f"All {figures['cells']} cells: {figures['lesson_total_ms']:,} ms in Chromium, "
+        f"{figures['lesson_total_cpython_ms']:,} ms in CPython "
+        f"({figures['browser_cpython_ratio']}×).",
+    ]
+    if baseline:
+        old = baseline["figures"]
+        lines.append(
+            f"Before (`{baseline['command']}`, {baseline['date']}): slowest "
+            f"`{old['slowest_cell']}` {old['slowest_cell_ms']:,.0f} ms, all cells "
+            f"{old['lesson_total_ms']:,} ms in Chromium, {old['lesson_total_cpython_ms']:,} ms "
+            "in CPython."
+        )
+    return lines
+
+
 def main() -> None:
     results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
     lines = [
@@ -189,6 +247,9 @@ def main() -> None:
         )
     if "profile" in results:
         lines += ["", *profile_section(results["profile"])]
+    if "lesson_cells" in results:
+        baseline = results.get("lesson_cells_before")
+        lines += ["", *cells_section(results["lesson_cells"], baseline)]
     notes = ROOT / "bench" / "NOTES.md"
     if notes.is_file():
         lines += ["", notes.read_text().strip()]

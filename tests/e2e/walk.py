@@ -82,9 +82,16 @@ def _expected(recorded: dict) -> dict:
 
 
 def _wait_done(section: Locator, seconds: float) -> str:
+    """Wait until the cell has finished and its output has its final size; return its status.
+
+    A picture decodes after it is inserted and then pushes the cells below it down: a click
+    aimed at the next cell's Run button before that lands on whatever moved under the mouse.
+    """
     status = section.locator(".cell-status")
     expect(status).not_to_have_text("Running…", timeout=seconds * 1000)
     expect(status).not_to_have_text("", timeout=5000)
+    for picture in section.locator(".cell-output img").all():
+        expect(picture).to_have_js_property("complete", True)
     return status.inner_text()
 
 
