@@ -58,9 +58,9 @@ test: lint
 	$(BIN)/promptdojo check lessons --check-outputs
 	$(BIN)/python -m pytest
 
-# The library's tests inside Pyodide 0.29.0 with its official numpy (test data: tests/numpy_release.py).
+# The library's tests inside Pyodide 0.29.0 with its official numpy (test data: tests/support/numpy_release.py).
 test-pyodide: install
-	release="$$($(BIN)/python -m tests.numpy_release)" && \
+	release="$$($(BIN)/python -m tests.support.numpy_release)" && \
 	  $(BIN)/python scripts/test_pyodide.py --pyodide-dir "$$release"
 
 bench: install

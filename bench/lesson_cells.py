@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from promptdojo.checking.runner import ONE_BLAS_THREAD
+from promptdojo.checking.backends.cpython import ONE_BLAS_THREAD
 
 for _name, _value in ONE_BLAS_THREAD.items():  # before numpy is imported
     os.environ.setdefault(_name, _value)
@@ -31,12 +31,12 @@ for _name, _value in ONE_BLAS_THREAD.items():  # before numpy is imported
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from bench._common import ROOT, save  # noqa: E402
-from promptdojo.checking.steprun import StepRunner  # noqa: E402
+from promptdojo.checking.judge import StepRunner  # noqa: E402
 from promptdojo.course import discover, load_lesson  # noqa: E402
 from promptdojo.course.model import Lesson  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server  # noqa: E402
 from tests.e2e.walk import kernel_runs, walk  # noqa: E402
-from tests.numpy_release import build  # noqa: E402
+from tests.support.numpy_release import build  # noqa: E402
 
 #: Goals on this machine (issue: "every cell fast in the browser").
 CELL_GOAL_MS = 2000

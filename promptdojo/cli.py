@@ -38,8 +38,9 @@ def pyodide_fetch(
     ] = None,
 ) -> None:
     """Pre-fill the package cache, e.g. before teaching an offline class."""
-    from promptdojo.checking.pyodide import core_dir
-    from promptdojo.web.package_cache import DEFAULT_UPSTREAM, Lock, PackageError, fetch
+    from promptdojo.pyodide.cache import DEFAULT_UPSTREAM, fetch
+    from promptdojo.pyodide.dist import core_dir
+    from promptdojo.pyodide.lock import Lock, PackageError
 
     lock = Lock.read(core_dir())
     source = upstream or DEFAULT_UPSTREAM.format(version=lock.version)
@@ -100,10 +101,10 @@ def serve(
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT."""
     import uvicorn
 
+    from promptdojo.pyodide.cache import DEFAULT_UPSTREAM
+    from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.app import create_app
     from promptdojo.web.assets import AssetsMissingError
-    from promptdojo.web.package_cache import DEFAULT_UPSTREAM
-    from promptdojo.web.release import ReleaseError
     from promptdojo.web.settings import Settings
 
     if not lessons_dir.is_dir():
@@ -191,7 +192,7 @@ def check(
     (a package missing from the cache under --pyodide).
     """
     from promptdojo.checking.console import run_check
-    from promptdojo.web.release import Release, ReleaseError
+    from promptdojo.pyodide.release import Release, ReleaseError
 
     release = None
     if pyodide_dir is not None:

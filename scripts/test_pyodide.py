@@ -1,9 +1,9 @@
 """Run the learner library's tests inside real Pyodide under Node (``make test-pyodide``).
 
 numpy comes from the package cache folder (default ``.cache/pyodide-packages``, the server's
-own), or, with ``--pyodide-dir``, from an unpacked Pyodide release that holds it (the tests use a
-real 0.29.0 release with numpy: ``python -m tests.numpy_release``). pytest and hypothesis are
-pure-Python wheels downloaded from PyPI into ``.cache/pyodide-test-wheels``.
+own), or, with ``--pyodide-dir``, from an unpacked Pyodide release that holds it (the tests use
+a real 0.29.0 release with numpy: ``python -m tests.support.numpy_release``). pytest and
+hypothesis are pure-Python wheels downloaded from PyPI into ``.cache/pyodide-test-wheels``.
 When numpy is not cached, nothing runs: the script says so and exits with status 3, never 0.
 """
 
@@ -17,9 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from promptdojo.checking.pyodide import NOT_RUN, core_dir, run_python  # noqa: E402
-from promptdojo.web.package_cache import Lock, missing, not_cached_message  # noqa: E402
-from promptdojo.web.release import Release  # noqa: E402
+from promptdojo.pyodide.cache import missing, not_cached_message  # noqa: E402
+from promptdojo.pyodide.dist import core_dir  # noqa: E402
+from promptdojo.pyodide.lock import Lock  # noqa: E402
+from promptdojo.pyodide.node import NOT_RUN, run_python  # noqa: E402
+from promptdojo.pyodide.release import Release  # noqa: E402
 
 TEST_WHEELS = [
     "pytest",

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:  # this conftest also loads inside Pyodide, where only the learner API exists
-    from promptdojo.web.release import Release
-    from tests.upstream import Upstream
+    from promptdojo.pyodide.release import Release
+    from tests.support.upstream import Upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_LESSONS = ROOT / "tests" / "fixtures" / "lessons"
@@ -32,20 +32,20 @@ def real_lessons() -> Path:
 
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
-    """A fake Pyodide package upstream on loopback (see ``tests/upstream.py``)."""
-    from tests.upstream import running_upstream
+    """A fake Pyodide package upstream on loopback (see ``tests/support/upstream.py``)."""
+    from tests.support.upstream import running_upstream
 
     yield from running_upstream()
 
 
 @pytest.fixture(scope="session")
 def numpy_release() -> Release:
-    """A real Pyodide 0.29.0 release with its official numpy wheel (``tests/numpy_release.py``).
+    """A real Pyodide 0.29.0 release with its official numpy (``tests/support/numpy_release.py``).
 
     Built once and cached. Where it cannot be built, tests that need it are skipped with the
     reason; under ``CI=true`` they fail instead, so CI never passes without running them.
     """
-    from tests.numpy_release import ReleaseUnavailableError, build
+    from tests.support.numpy_release import ReleaseUnavailableError, build
 
     try:
         return build()

@@ -1,12 +1,15 @@
-"""`pip install <repo>` in a fresh venv, then `promptdojo serve` from elsewhere, serves the lesson.
+"""`pip install <repo>` in a fresh venv; `promptdojo serve` and `check --pyodide` from elsewhere.
 
-This proves the wheel carries templates, the built front end and the Pyodide core, and that nothing
-is read from the checkout at run time.
+This proves the wheel carries templates, the built front end, the Pyodide core, the Node runner
+with the boot module it loads, and the pinned lock, and that nothing is read from the checkout at
+run time.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -34,13 +37,14 @@ def test_wheel_install_serves_lessons_from_any_directory(tmp_path: Path) -> None
         cwd=tmp_path,
     )
     where = subprocess.run(
-        [str(python), "-c", "import promptdojo.web.resources as r; print(r.build_dir())"],
+        [str(python), "-c", "import promptdojo.pyodide.dist as d; print(d.build_dir())"],
         check=True,
         capture_output=True,
         text=True,
         cwd=tmp_path,
     ).stdout.strip()
     assert where.startswith(str(venv)), f"assets resolved from {where}, not from the wheel"
+    _check_pyodide_from_the_wheel(venv, tmp_path)
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -64,3 +68,32 @@ def test_wheel_install_serves_lessons_from_any_directory(tmp_path: Path) -> None
         assert wasm[:4] == b"\0asm"
     finally:
         stop_server(server)
+
+
+def _check_pyodide_from_the_wheel(venv: Path, tmp_path: Path) -> None:
+    """``check --pyodide`` boots the wheel's own Node runner and boot module, not the checkout's."""
+    lesson = tmp_path / "stdlib"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "pyodide" / "stdlib", lesson)
+    done = subprocess.run(
+        [str(venv / "bin" / "promptdojo"), "check", "--pyodide", str(lesson)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "CI": "true"},
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "3 passed, 2 failed" in done.stdout, done.stdout
+    assert "Node exited" not in done.stdout
+    boot = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "from promptdojo.pyodide import node; print(node.boot_module())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout.strip()
+    assert boot.startswith(str(venv)), f"boot.js resolved from {boot}, not from the wheel"

@@ -1,17 +1,126 @@
-"""The three rooms stay apart: the learner library imports only numpy and the standard library."""
+"""The rooms of ``promptdojo/`` and the one direction imports run between them.
+
+Each module belongs to one room; a room may import only the rooms its row of :data:`ALLOWED`
+names. Lower rooms never import higher ones, so there are no loops between packages.
+"""
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import promptdojo
-from promptdojo.bundle import LEARNER_MODULES
+from promptdojo.pyodide.bundle import LEARNER_MODULES
 
 PACKAGE = Path(promptdojo.__file__).parent
 ALLOWED_THIRD_PARTY = {"numpy"}
+
+#: Which rooms each room may import (its own room always included).
+ALLOWED: dict[str, set[str]] = {
+    "cli": {"web", "checking", "course", "pyodide", "kernel", "learner"},
+    "web": {"course", "pyodide", "learner"},
+    "checking": {"course", "pyodide", "kernel"},
+    "course": {"pyodide"},
+    "pyodide": {"learner"},
+    "kernel": set(),
+    "learner": set(),
+}
+#: Rooms by the first part of a module's path inside the package; anything else is learner API.
+ROOMS = {
+    "cli": "cli",
+    "__main__": "cli",
+    "web": "web",
+    "checking": "checking",
+    "course": "course",
+    "pyodide": "pyodide",
+    "bundle": "pyodide",
+    "kernel": "kernel",
+}
+
+
+def room_of(module: str) -> str:
+    """The room of ``promptdojo.<module>`` (``""`` is the package itself: the learner API)."""
+    first = module.split(".")[0]
+    return ROOMS.get(first, "learner")
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = path.relative_to(package).with_suffix("").parts
+    return ".".join(p for p in parts if p != "__init__")
+
+
+def _imports(path: Path, package: Path) -> list[tuple[int, str]]:
+    """``(line, module inside promptdojo)`` for each import of our own code in ``path``."""
+    here = _module_name(path, package).split(".") if path.name != "__init__.py" else None
+    if here is None:
+        here = [*_module_name(path, package).split("."), "__init__"]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = here[: len(here) - node.level]
+            names = [".".join(["promptdojo", *base, *(node.module or "").split(".")]).rstrip(".")]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            if name == "promptdojo" or name.startswith("promptdojo."):
+                found.append((node.lineno, name.removeprefix("promptdojo").lstrip(".")))
+    return found
+
+
+def back_imports(package: Path) -> list[str]:
+    """Every import in ``package`` that runs against :data:`ALLOWED`, as ``FILE:LINE: a -> b``."""
+    problems = []
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        room = room_of(_module_name(path, package))
+        for line, target in _imports(path, package):
+            other = room_of(target)
+            if other != room and other not in ALLOWED[room] and target:
+                where = path.relative_to(package).as_posix()
+                problems.append(f"{where}:{line}: {room} imports {other} (promptdojo.{target})")
+    return problems
+
+
+def test_every_import_runs_the_allowed_way() -> None:
+    assert back_imports(PACKAGE) == []
+
+
+def test_a_back_import_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "promptdojo"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.npz", "*.json", "*.txt"))
+    model = copy / "course" / "model.py"
+    model.write_text(model.read_text() + "\nfrom promptdojo.web.app import create_app\n")
+    lock = copy / "pyodide" / "lock.py"
+    lock.write_text(lock.read_text() + "\nfrom ..checking import judge\n")
+    found = back_imports(copy)
+    assert len(found) == 2, found
+    assert found[0].startswith("course/model.py:")
+    assert "course imports web (promptdojo.web.app)" in found[0]
+    assert found[1].startswith("pyodide/lock.py:")
+    assert "pyodide imports checking (promptdojo.checking)" in found[1]
+
+
+def test_only_the_command_line_imports_the_web_room() -> None:
+    importers = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if room_of(_module_name(path, PACKAGE)) != "web"
+        and any(room_of(t) == "web" for _, t in _imports(path, PACKAGE))
+    }
+    assert importers == {"cli.py"}
+
+
+def test_every_room_is_in_the_table() -> None:
+    assert set(ROOMS.values()) | {"learner"} == set(ALLOWED)
+    for row in ALLOWED.values():
+        assert row <= set(ALLOWED)
 
 
 def _learner_sources() -> list[Path]:
@@ -40,16 +149,6 @@ def test_learner_library_imports_only_numpy_stdlib_and_itself() -> None:
         assert extra <= {"promptdojo"}, f"{path.name} imports {sorted(extra)}"
 
 
-def test_learner_library_does_not_import_other_rooms() -> None:
-    for path in _learner_sources():
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                assert not node.module.startswith(
-                    ("promptdojo.web", "promptdojo.course", "promptdojo.checking", "promptdojo.cli")
-                ), f"{path.name} imports {node.module}"
-
-
 def test_import_promptdojo_loads_neither_fastapi_nor_numpy() -> None:
     code = (
         "import sys, promptdojo; print(sorted(m for m in ('fastapi', 'numpy') if m in sys.modules))"
@@ -60,8 +159,8 @@ def test_import_promptdojo_loads_neither_fastapi_nor_numpy() -> None:
 
 def test_authoring_room_does_not_import_the_web_server() -> None:
     code = (
-        "import sys, promptdojo.course.parse, promptdojo.checking.steprun; "
-        "print('fastapi' in sys.modules)"
+        "import sys, promptdojo.course.parse, promptdojo.course.validate, "
+        "promptdojo.checking.console, promptdojo.pyodide.cache; print('fastapi' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptdojo.checking.orchestrator import check
+from promptdojo.checking.outcome import CheckResult, Status, StepResult
 from promptdojo.checking.record import drift, noise_hint, write_records
 from promptdojo.checking.report import format_failure, junit_xml, plain_line, slow_cells, summary
-from promptdojo.checking.runner import CheckResult, StepResult, check
-from promptdojo.checking.steprun import Status
 
 if TYPE_CHECKING:
-    from promptdojo.web.release import Release
+    from promptdojo.pyodide.release import Release
 
 
 def interactive() -> bool:
@@ -38,7 +38,7 @@ def run_check(
     """
     run_step = None
     if pyodide_cache is not None or pyodide_release is not None:
-        from promptdojo.checking.pyodide_steps import pyodide_step_runner
+        from promptdojo.checking.backends.pyodide import pyodide_step_runner
 
         run_step = pyodide_step_runner(pyodide_cache or Path("."), pyodide_release)
     echo: Callable[[str], None] = print

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from promptdojo.checking.backends.cpython import ONE_BLAS_THREAD
+from promptdojo.checking.judge import StepRunner
+from promptdojo.checking.outcome import CellOutcome, Status
 from promptdojo.checking.report import code_lines_at, excerpt
-from promptdojo.checking.runner import ONE_BLAS_THREAD
-from promptdojo.checking.steprun import CellOutcome, Status, StepRunner
 from promptdojo.course.model import Cell, Lesson, LessonError
 from promptdojo.course.parse import LESSON_FILE, STEP_FILE, load_lesson
 

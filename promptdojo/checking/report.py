@@ -5,8 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from promptdojo.checking.runner import CheckResult, StepResult, cells_of
-from promptdojo.checking.steprun import CellOutcome, Status
+from promptdojo.checking.outcome import CellOutcome, CheckResult, Status, StepResult, cells_of
 from promptdojo.course.model import Step
 
 

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+#: Seconds a cell may run when neither it nor its lesson says otherwise.
+DEFAULT_TIME_LIMIT = 30.0
+
 
 @dataclass(frozen=True)
 class Location:
@@ -146,7 +149,7 @@ class Lesson:
     version: int
     path: Path
     packages: tuple[str, ...] = ()
-    time_limit: float = 30.0
+    time_limit: float = DEFAULT_TIME_LIMIT
     seed: int = 0
     steps: tuple[Step, ...] = field(default_factory=tuple)
 

@@ -14,16 +14,17 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
-from promptdojo.bundle import build_bundle
+from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.dist import build_dir
+from promptdojo.pyodide.lock import Lock
+from promptdojo.pyodide.release import RELEASE_URL, Release
 from promptdojo.web import pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import SecurityHeadersMiddleware
 from promptdojo.web.live import LiveReload
-from promptdojo.web.package_cache import Lock
 from promptdojo.web.package_store import PackageStore
-from promptdojo.web.release import RELEASE_URL, Release
-from promptdojo.web.resources import build_dir, templates_dir
+from promptdojo.web.resources import templates_dir
 from promptdojo.web.settings import Settings
 from promptdojo.web.staticfiles import ImmutableStaticFiles
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
-from promptdojo.checking.record import load_records
 from promptdojo.course import (
     Diagnostic,
     Lesson,
@@ -16,6 +15,11 @@ from promptdojo.course import (
     discover,
     load_lesson,
 )
+from promptdojo.course.records import load_records
+from promptdojo.pyodide.lock import Lock
+
+if TYPE_CHECKING:
+    from promptdojo.web.pages import CachedPage
 
 log = logging.getLogger("promptdojo.web")
 
@@ -28,11 +32,11 @@ class Catalog:
     broken: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     #: Recorded outputs per ``(lesson id, step number)``: shown until the learner's Python runs.
     records: dict[tuple[str, int], dict[str, dict]] = field(default_factory=dict)
-    #: Rendered pages of this catalog (``key -> pages.CachedPage``); a new catalog starts empty.
-    pages: dict[tuple, Any] = field(default_factory=dict)
+    #: Rendered pages of this catalog by key; a new catalog starts empty.
+    pages: dict[tuple, CachedPage] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, lessons_dir: Path, lock: Any = "default") -> Catalog:
+    def load(cls, lessons_dir: Path, lock: Lock | Literal["default"] | None = "default") -> Catalog:
         """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others.
 
         ``lock`` is the served Pyodide's lock, against which lesson packages are checked.

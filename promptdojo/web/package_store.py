@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptdojo.web.package_cache import Lock, PackageError, download, sha256_of
+from promptdojo.pyodide.cache import download, sha256_of
+from promptdojo.pyodide.lock import Lock, PackageError
 
 log = logging.getLogger("promptdojo.web")
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from promptdojo.checking.outcome import CellOutcome, CheckResult, Status, StepResult
 from promptdojo.checking.report import slow_cells
-from promptdojo.checking.runner import CheckResult, StepResult
-from promptdojo.checking.steprun import CellOutcome, Status
 from promptdojo.course import load_lesson
 from tests.conftest import ROOT
 

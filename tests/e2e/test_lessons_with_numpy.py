@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from promptdojo.course import discover, load_lesson
-from promptdojo.web.release import Release
+from promptdojo.pyodide.release import Release
 from tests.conftest import REAL_LESSONS
 from tests.e2e.conftest import Server, start_server, stop_server
 from tests.e2e.walk import kernel_runs, walk

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from promptdojo.web.release import COMMON_FILES
-from promptdojo.web.resources import build_dir
+from promptdojo.pyodide.dist import build_dir
+from promptdojo.pyodide.release import COMMON_FILES
 from tests.e2e.conftest import Server, run, start_server, stop_server, wait_ready
-from tests.upstream import PACKAGES, Upstream
+from tests.support.upstream import PACKAGES, Upstream
 
 
 def release_with_test_packages(folder: Path) -> Path:

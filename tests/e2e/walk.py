@@ -11,8 +11,8 @@ from urllib.parse import unquote
 
 from playwright.sync_api import Locator, Page, expect
 
-from promptdojo.checking.record import load_records
 from promptdojo.course.model import Cell, CellKind, Lesson, Step
+from promptdojo.course.records import load_records
 from tests.e2e.conftest import wait_ready
 
 #: Seconds a cell may take in the walk beyond its own time limit (its step's set-up runs first).

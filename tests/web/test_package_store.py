@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from promptdojo.web.package_store import PackageStore, PackageUnavailableError
-from tests.upstream import DEP, GOOD, LOCK, Upstream
+from tests.support.upstream import DEP, GOOD, LOCK, Upstream
 
 T = TypeVar("T")
 TINYPKG = "tinypkg-1.0-py3-none-any.whl"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from promptdojo.web.resources import build_dir
+from promptdojo.pyodide.dist import build_dir
 from tests.e2e.conftest import Server, start_server, stop_server
 
 ROUTES = [

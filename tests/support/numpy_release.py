@@ -9,8 +9,8 @@ builds a release folder from
   ``pyodide-lock.json`` names, so what the tests run is byte for byte the official build.
 
 The folder is cached under ``.cache/`` and rebuilt only when missing or changed. It is never
-shipped and never served outside tests. ``python -m tests.numpy_release`` builds it and prints
-its path (``make test-pyodide`` uses that).
+shipped and never served outside tests. ``python -m tests.support.numpy_release`` builds it and
+prints its path (``make test-pyodide`` uses that).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from promptdojo.web.release import COMMON_FILES, LOADERS, Release
+from promptdojo.pyodide.release import COMMON_FILES, LOADERS, Release
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 VERSION = "0.29.0"
 #: Where npm puts the 0.29.0 core (package.json: "pyodide-0.29": "npm:pyodide@0.29.0").
 NPM_CORE = ROOT / "node_modules" / "pyodide-0.29"

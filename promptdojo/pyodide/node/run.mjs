@@ -1,8 +1,9 @@
 // Run Python in real Pyodide under Node, booted by the same module as the browser's worker.
 //
-//   node scripts/pyodide_run.mjs job.json
+//   node run.mjs job.json
 //
 // job.json: {
+//   "boot": "<static/js/boot.js, or the wheel's copy>",
 //   "pyodide": "<folder of the Pyodide core: pyodide.mjs, pyodide.asm.wasm, ...>",
 //   "packageDir": "<folder of cached package wheels>",   "packages": ["numpy"],
 //   "bundle": "<learner bundle zip>",  "wheels": ["<extra pure-Python wheels>"],
@@ -12,32 +13,20 @@
 // Exit status: the script's value; 3 when a requested package could not be loaded; 2 on errors.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { bootKernel } from "../static/js/boot.js";
+import { bootInNode } from "./boot_node.mjs";
 
 async function main() {
   const job = JSON.parse(await readFile(process.argv[2], "utf8"));
-  const core = path.resolve(job.pyodide) + path.sep;
-  const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-
-  const cacheDir = path.resolve(job.packageDir ?? ".") + path.sep;
-  const kernel = await bootKernel({
-    loadPyodide,
-    indexURL: core,
-    // Packages come from the cache folder only: as base URL it also replaces the CDN fallback.
-    packageBaseUrl: cacheDir,
-    packages: job.packages ?? [],
-    bundle: new Uint8Array(await readFile(job.bundle)),
-    onStream: (name, text) => (name === "stderr" ? process.stderr : process.stdout).write(text),
-    pyodideOptions: { packageCacheDir: cacheDir },
-  });
-  const missing = Object.keys(kernel.missingPackages);
+  const runner = await bootInNode(job, (name, text) =>
+    (name === "stderr" ? process.stderr : process.stdout).write(text),
+  );
+  const missing = Object.keys(runner.missingPackages);
   if (missing.length) {
     console.error(`not run: ${missing.join(", ")} could not be loaded into Pyodide`);
-    for (const name of missing) console.error(`  ${name}: ${kernel.missingPackages[name]}`);
+    for (const name of missing) console.error(`  ${name}: ${runner.missingPackages[name]}`);
     process.exit(3);
   }
-  const { pyodide } = kernel;
+  const { pyodide } = runner;
   const WHEELS_DIR = "/home/pyodide/wheels";
   pyodide.FS.mkdirTree(WHEELS_DIR);
   pyodide.pyimport("sys").path.append(WHEELS_DIR);
@@ -59,6 +48,6 @@ async function main() {
 
 main().catch((error) => {
   // One line, not Node's dump of the minified source around the throw.
-  console.error(`pyodide_run: ${String(error?.message ?? error).split("\n").slice(-3).join(" ")}`);
+  console.error(`run.mjs: ${String(error?.message ?? error).split("\n").slice(-3).join(" ")}`);
   process.exit(2);
 });

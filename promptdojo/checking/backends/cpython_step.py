@@ -1,4 +1,6 @@
-"""A fresh process that runs one step: ``python -m promptdojo.checking.worker JOB RESULT``.
+"""One step in a fresh CPython process: the child the CPython backend starts for each step.
+
+Run as ``python -m promptdojo.checking.backends.cpython_step JOB RESULT``.
 
 JOB is a JSON file with the serialized step and its default time limit; the outcomes are written
 to RESULT as JSON, one per cell, so what cells print cannot garble them.
@@ -10,8 +12,9 @@ import json
 import sys
 from pathlib import Path
 
+from promptdojo.checking.judge import StepRunner
+from promptdojo.checking.outcome import CellOutcome
 from promptdojo.checking.serialize import step_from_dict
-from promptdojo.checking.steprun import StepRunner
 
 
 def main(argv: list[str]) -> int:
@@ -20,7 +23,7 @@ def main(argv: list[str]) -> int:
     runner = StepRunner(step_from_dict(job["step"]), job["time_limit"])
     outcomes = []
 
-    def save(outcome) -> None:
+    def save(outcome: CellOutcome) -> None:
         # Written after every cell, so a hard crash still leaves the cells that finished.
         outcomes.append(outcome.to_dict())
         result_path.write_text(json.dumps(outcomes), encoding="utf-8")

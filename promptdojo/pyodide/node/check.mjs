@@ -1,69 +1,28 @@
-// Run one lesson step's cells in real Pyodide under Node: `node scripts/pyodide_check.mjs JOB OUT`.
+// Run a Python script that reports cell outcomes in real Pyodide under Node: `node check.mjs JOB OUT`.
 //
-// Pyodide runs in a worker thread, booted by static/js/boot.js (the browser worker's own
-// bootstrap). The main thread enforces each cell's time limit the way the browser does: it writes
-// SIGINT into the interrupt buffer, and if the cell is still running after a grace period it
-// terminates the worker. The judging rules are Python's (promptdojo.checking.steprun), so a cell
-// passes or fails here exactly as in the CPython check.
+// Pyodide runs in a worker thread, booted by boot.js (the browser worker's own bootstrap). The
+// main thread enforces each cell's time limit the way the browser does: it writes SIGINT into the
+// interrupt buffer, and if the cell is still running after a grace period it terminates the
+// worker. The script is Python (promptdojo.checking.backends.pyodide_step): it judges with the
+// same rules as the CPython check, and talks to this file through the pd* globals below.
 //
-// JOB: {pyodide, packageDir, packages, bundle, source, step, timeLimit, graceMs}
+// JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, ...the script's own}
 // OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null}
 import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-
-const RUN_STEP = `
-import contextlib, json, sys
-import js
-from promptdojo.checking.serialize import step_from_dict
-from promptdojo.checking.steprun import StepRunner
-
-class InterruptLimiter:
-    """Time limits by the main thread's interrupt, as in the browser."""
-
-    def __call__(self, seconds):
-        return self._limit(seconds)
-
-    @contextlib.contextmanager
-    def _limit(self, seconds):
-        js.pdStart(seconds)
-        try:
-            yield
-        finally:
-            js.pdStop()
-
-    def expired(self):
-        return bool(js.pdExpired())
-
-job = json.loads(js.pdJob)
-runner = StepRunner(step_from_dict(job["step"]), job["timeLimit"], limiter=InterruptLimiter())
-runner.run(on_outcome=lambda o: js.pdOutcome(json.dumps(o.to_dict())))
-`;
+import { bootInNode } from "./boot_node.mjs";
 
 async function workerMain() {
   const { job, shared } = workerData;
   const flags = new Int32Array(shared);
-  const core = path.resolve(job.pyodide) + path.sep;
-  const cache = path.resolve(job.packageDir) + path.sep;
-  const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-  const { bootKernel } = await import("../static/js/boot.js");
-  const kernel = await bootKernel({
-    loadPyodide,
-    indexURL: core,
-    packageBaseUrl: cache,
-    packages: job.packages,
-    bundle: new Uint8Array(await readFile(job.bundle)),
-    onStream: () => {},
-    pyodideOptions: { packageCacheDir: cache },
-  });
-  if (Object.keys(kernel.missingPackages).length) {
-    parentPort.postMessage({ type: "missing", missing: kernel.missingPackages });
+  const runner = await bootInNode(job);
+  if (Object.keys(runner.missingPackages).length) {
+    parentPort.postMessage({ type: "missing", missing: runner.missingPackages });
     return;
   }
-  const { pyodide } = kernel;
-  kernel.setInterruptBuffer(flags.subarray(0, 1));
-  // The full promptdojo package (judging rules included) goes before the learner bundle.
+  const { pyodide } = runner;
+  runner.setInterruptBuffer(flags.subarray(0, 1));
+  // The full promptdojo package (the judge included) goes before the learner bundle.
   const source = "/promptdojo-src";
   pyodide.FS.mkdirTree(`${source}/promptdojo`);
   pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: job.source }, `${source}/promptdojo`);
@@ -77,7 +36,7 @@ async function workerMain() {
   globalThis.pdStop = () => parentPort.postMessage({ type: "stop" });
   globalThis.pdExpired = () => Atomics.load(flags, 1);
   globalThis.pdOutcome = (text) => parentPort.postMessage({ type: "outcome", outcome: JSON.parse(text) });
-  await pyodide.runPythonAsync(RUN_STEP);
+  await pyodide.runPythonAsync(job.script);
   parentPort.postMessage({ type: "done" });
 }
 
@@ -134,7 +93,7 @@ async function main() {
 
 if (isMainThread) {
   main().catch((error) => {
-    console.error(`pyodide_check: ${String(error?.message ?? error).split("\n")[0]}`);
+    console.error(`check.mjs: ${String(error?.message ?? error).split("\n")[0]}`);
     process.exit(2);
   });
 } else {

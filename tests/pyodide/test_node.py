@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from promptdojo.checking.pyodide import NOT_RUN, run_python
-from promptdojo.web.release import Release
+from promptdojo.pyodide.node import NOT_RUN, run_python
+from promptdojo.pyodide.release import Release
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from promptdojo.checking.steprun import Status, StepRunner
+from promptdojo.checking.judge import StepRunner
+from promptdojo.checking.outcome import Status
 from promptdojo.course import load_lesson
 from tests.conftest import ROOT
 
@@ -79,7 +80,7 @@ def test_the_cell_limit_respects_an_outer_alarm(tmp_path: Path) -> None:
     # cancel it. After the cell, the outer alarm must still be pending.
     import signal
 
-    from promptdojo.checking.steprun import time_limit
+    from promptdojo.checking.limits import time_limit
 
     before, _ = signal.getitimer(signal.ITIMER_REAL)
     assert before > 0, "pytest-timeout's signal method arms SIGALRM"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from promptdojo.web.release import COMMON_FILES, Release, ReleaseError
+from promptdojo.pyodide.release import COMMON_FILES, Release, ReleaseError
 
 
 def release_folder(tmp_path: Path, loader: str, version: str | None = "0.29.0") -> Path:

@@ -1,7 +1,13 @@
-"""Run Python in real Pyodide under Node, with packages from the server's package cache.
+"""Run Python in real Pyodide under Node, booted by the browser worker's own ``boot.js``.
 
-The Node side is ``scripts/pyodide_run.mjs``, which boots Pyodide through ``static/js/boot.js``,
-the same module the browser's kernel worker uses. Packages (numpy) come only from the package
+Two Node scripts ship next to this module, in the wheel as in a checkout:
+
+* ``run.mjs`` runs a Python script and exits with its value (:func:`run_python`);
+* ``check.mjs`` runs a Python script in a worker thread and enforces time limits the browser's
+  way: SIGINT into the interrupt buffer, then, after a grace period, terminating the worker.
+
+Both load ``boot.js`` from the path the job names (:func:`boot_module`): the copy the wheel
+carries here, or ``static/js/boot.js`` in a checkout. Packages (numpy) come only from the package
 cache folder; one that is not there is reported as *not run*, never as passed.
 """
 
@@ -15,28 +21,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptdojo.bundle import build_bundle
-from promptdojo.web.resources import build_dir, pyodide_core_dir
+from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.dist import PyodideUnavailableError, core_dir
 
 #: Exit status when a package the code needs is not in the package cache.
 NOT_RUN = 3
-
-_CHECKOUT = Path(__file__).resolve().parent.parent.parent
-RUNNER = _CHECKOUT / "scripts" / "pyodide_run.mjs"
-
-
-class PyodideUnavailableError(RuntimeError):
-    """Node or the Pyodide core is missing; the message says how to get it."""
+HERE = Path(__file__).resolve().parent
+RUNNER = HERE / "run.mjs"
+CHECKER = HERE / "check.mjs"
+_CHECKOUT_BOOT = HERE.parent.parent.parent / "static" / "js" / "boot.js"
 
 
-def core_dir() -> Path:
-    """The Pyodide core the server ships (``static/build/pyodide/<version>``)."""
-    core = pyodide_core_dir()
-    if core is None:
-        raise PyodideUnavailableError(
-            f"{build_dir()} holds no Pyodide core: build the front end first (`make build`)"
-        )
-    return core
+def boot_module() -> Path:
+    """``boot.js``: the wheel's copy next to the Node scripts, else the checkout's."""
+    installed = HERE / "boot.js"
+    boot = installed if installed.is_file() else _CHECKOUT_BOOT
+    if not boot.is_file():
+        raise PyodideUnavailableError(f"{boot} is missing: reinstall promptdojo")
+    return boot
+
+
+def node() -> str:
+    """The ``node`` executable; raise :class:`PyodideUnavailableError` if there is none."""
+    found = shutil.which("node")
+    if found is None:
+        raise PyodideUnavailableError("node is not installed: install Node >= 20")
+    return found
 
 
 @dataclass(frozen=True)
@@ -62,15 +72,12 @@ def run_python(
 
     ``core`` is the Pyodide folder to boot (default: the built-in core).
     """
-    node = shutil.which("node")
-    if node is None:
-        raise PyodideUnavailableError("node is not installed: install Node >= 20")
-    if not RUNNER.is_file():
-        raise PyodideUnavailableError(f"{RUNNER} is missing: run from a promptdojo checkout")
+    executable = node()
     with tempfile.TemporaryDirectory(prefix="promptdojo-pyodide-") as tmp:
         bundle = Path(tmp) / "bundle.zip"
         bundle.write_bytes(build_bundle().data)
         job = {
+            "boot": str(boot_module()),
             "pyodide": str(core or core_dir()),
             "packageDir": str(cache_dir),
             "packages": list(packages),
@@ -82,7 +89,7 @@ def run_python(
         job_file = Path(tmp) / "job.json"
         job_file.write_text(json.dumps(job))
         done = subprocess.run(
-            [node, str(RUNNER), str(job_file)],
+            [executable, str(RUNNER), str(job_file)],
             capture_output=True,
             text=True,
             timeout=timeout,

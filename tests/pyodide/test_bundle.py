@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptdojo.bundle import build_bundle
+from promptdojo.pyodide.bundle import build_bundle
 
 
 def test_same_sources_give_the_same_bytes(tmp_path: Path) -> None:

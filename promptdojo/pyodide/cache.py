@@ -1,4 +1,4 @@
-"""The server's cache of Pyodide packages: wheels named and hashed in ``pyodide-lock.json``.
+"""The cache of Pyodide packages: wheels named and hashed in ``pyodide-lock.json``.
 
 A wheel enters the cache only after its sha256 matches the lock file; a mismatched or truncated
 download is discarded, never kept and never served. Writes go to a temporary file that is renamed
@@ -8,56 +8,17 @@ into place, so a reader never sees half a wheel.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from promptdojo.pyodide.lock import Lock, PackageError
 
 #: Where the official builds of a Pyodide release live; ``{version}`` is the pinned version.
 DEFAULT_UPSTREAM = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
-
-
-class PackageError(RuntimeError):
-    """A package could not be fetched or failed its hash; the message says which and why."""
-
-
-@dataclass(frozen=True)
-class Lock:
-    """The packages of one Pyodide release, from its ``pyodide-lock.json``."""
-
-    version: str
-    packages: dict[str, dict]
-
-    @classmethod
-    def read(cls, core_dir: Path, version: str | None = None) -> Lock:
-        """Read the lock file in the Pyodide core folder ``core_dir`` (named for its version)."""
-        data = json.loads((core_dir / "pyodide-lock.json").read_text(encoding="utf-8"))
-        return cls(version=version or core_dir.name, packages=data["packages"])
-
-    def package_for_import(self, module: str) -> str | None:
-        """The package whose wheel provides the top-level ``module``, if any."""
-        for name, entry in self.packages.items():
-            if module in entry.get("imports", ()):
-                return name
-        return None
-
-    def with_dependencies(self, names: Iterable[str]) -> list[str]:
-        """``names`` plus everything they depend on, sorted."""
-        seen: set[str] = set()
-        pending = [n.lower() for n in names]
-        while pending:
-            name = pending.pop()
-            if name in seen:
-                continue
-            if name not in self.packages:
-                raise PackageError(f"{name} is not a package of Pyodide {self.version}")
-            seen.add(name)
-            pending += self.packages[name]["depends"]
-        return sorted(seen)
 
 
 def sha256_of(path: Path) -> str:

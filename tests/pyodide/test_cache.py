@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from promptdojo.web.package_cache import PackageError, fetch, is_cached, missing
-from tests.upstream import GOOD, LOCK, Upstream
+from promptdojo.pyodide.cache import fetch, is_cached, missing
+from promptdojo.pyodide.lock import PackageError
+from tests.support.upstream import GOOD, LOCK, Upstream
 
 
 def test_fetch_brings_dependencies_and_checks_hashes(tmp_path: Path, upstream: Upstream) -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from promptdojo.course import discover, load_lesson
-from promptdojo.web.release import Release
+from promptdojo.pyodide.release import Release
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from promptdojo.web.package_cache import Lock
+from promptdojo.pyodide.lock import Lock
 
 
 def wheel(module: str, version: str = "1.0") -> bytes:

@@ -1,0 +1,40 @@
+"""The CPython backend: each step in a fresh process (:mod:`.cpython_step`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.outcome import CellOutcome, StepResult
+from promptdojo.checking.serialize import step_to_dict
+from promptdojo.course.model import Lesson, Step
+
+#: One BLAS thread wherever lesson cells run: steps already run in parallel, Pyodide has one
+#: thread too, and a BLAS pool per process oversubscribes the cores (cells then hit their limits).
+ONE_BLAS_THREAD = {
+    name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+}
+STEP_MODULE = "promptdojo.checking.backends.cpython_step"
+
+
+def _crashed(done) -> str:
+    tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+    return f"the step's process crashed (exit {done.returncode}): " + " | ".join(tail)
+
+
+def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
+    """Run ``step`` in a fresh CPython process and collect its outcomes."""
+    started = time.perf_counter()
+    ended = run_job(
+        [sys.executable, "-m", STEP_MODULE],
+        {"step": step_to_dict(step), "time_limit": lesson.time_limit},
+        process_budget(lesson, step),
+        crashed=_crashed,
+        killed="the step's process",
+        env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(lesson.seed)},
+    )
+    outcomes = [CellOutcome.from_dict(d) for d in ended.data or []]
+    outcomes = complete(step, outcomes, ended.why or "the step's process ended early")
+    return StepResult(lesson, step, outcomes, time.perf_counter() - started)

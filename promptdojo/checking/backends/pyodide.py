@@ -1,0 +1,112 @@
+"""The Pyodide backend (``check --pyodide``): the same checks, in real Pyodide under Node.
+
+Each step runs in its own Node process (``check.mjs`` of :mod:`promptdojo.pyodide.node`), which
+boots Pyodide with the browser worker's bootstrap module and runs :mod:`.pyodide_step` there.
+Packages come only from the package cache; a step whose packages are missing is reported as
+*not run* with the command that fetches them, never as passed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import promptdojo
+from promptdojo.checking.backends import Backend
+from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.outcome import CellOutcome, Status, StepResult, cells_of
+from promptdojo.checking.serialize import step_to_dict
+from promptdojo.course.model import Lesson, Step
+from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.cache import missing, not_cached_message
+from promptdojo.pyodide.dist import core_dir
+from promptdojo.pyodide.lock import Lock
+from promptdojo.pyodide.node import CHECKER, boot_module, node
+from promptdojo.pyodide.release import Release
+
+#: Pyodide boot time allowed per step, on top of the cells' own limits.
+BOOT_SECONDS = 60.0
+#: The modules that run inside Pyodide besides the learner bundle's (the Pyodide-safety test
+#: checks them all), relative to the package folder.
+IN_PYODIDE = (
+    "checking/__init__.py",
+    "checking/backends/__init__.py",
+    "checking/backends/pyodide_step.py",
+    "checking/judge.py",
+    "checking/outcome.py",
+    "checking/serialize.py",
+    "course/__init__.py",
+    "course/model.py",
+)
+#: What ``check.mjs`` runs inside Pyodide: :func:`.pyodide_step.main` (it imports ``js``).
+SCRIPT = "from promptdojo.checking.backends.pyodide_step import main\nmain()\n"
+
+
+def _not_run(step: Step, message: str) -> list[CellOutcome]:
+    return [CellOutcome.of(c, Status.NOT_RUN, message) for c in cells_of(step)]
+
+
+def _crashed(done) -> str:
+    return f"Node exited with {done.returncode}: {done.stderr.strip()[-300:]}"
+
+
+def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Backend:
+    """A backend for :func:`promptdojo.checking.orchestrator.check` that uses Pyodide.
+
+    By default the built-in core runs, with packages from ``cache_dir``. With ``release`` (an
+    unpacked Pyodide release, ``--pyodide-dir``) that release runs, with the wheels it holds.
+    """
+    executable = node()
+    if release is not None:
+        core, cache_dir = release.path, release.path
+        lock = Lock.read(core, version=release.version)
+    else:
+        core = core_dir()
+        lock = Lock.read(core)
+    bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
+    atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
+    bundle = bundle_dir / "bundle.zip"
+    bundle.write_bytes(build_bundle().data)
+    cache_dir = cache_dir.resolve()
+    base_job = {
+        "boot": str(boot_module()),
+        "pyodide": str(core),
+        "packageDir": str(cache_dir),
+        "bundle": str(bundle),
+        "source": str(Path(promptdojo.__file__).resolve().parent),
+        "script": SCRIPT,
+    }
+
+    def run(lesson: Lesson, step: Step) -> StepResult:
+        started = time.perf_counter()
+        absent = missing(lesson.packages, cache_dir, lock)
+        if absent:
+            message = not_cached_message(absent, cache_dir)
+            return StepResult(lesson, step, _not_run(step, message), 0.0)
+        job = {
+            **base_job,
+            "packages": list(lesson.packages),
+            "step": step_to_dict(step),
+            "timeLimit": lesson.time_limit,
+        }
+        budget = BOOT_SECONDS + process_budget(lesson, step)
+        ended = run_job(
+            [executable, str(CHECKER)],
+            job,
+            budget,
+            crashed=_crashed,
+            killed="the Pyodide process",
+        )
+        data = ended.data or {}
+        if data.get("missing"):
+            names = sorted(data["missing"])
+            return StepResult(lesson, step, _not_run(step, not_cached_message(names, cache_dir)), 0)
+        outcomes = [CellOutcome.from_dict(d) for d in data.get("outcomes", [])]
+        why = data.get("crashed") or ended.why
+        outcomes = complete(step, outcomes, why or "the Pyodide process ended early")
+        return StepResult(lesson, step, outcomes, time.perf_counter() - started)
+
+    return run

@@ -1,0 +1,214 @@
+"""Fenced ``python`` blocks: their attributes, what they may import, and the cell each becomes."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_it.token import Token
+from mdit_py_plugins.attrs.parse import ParseError, parse
+
+from promptdojo.course.model import Cell, CellKind, Location
+from promptdojo.course.problems import Report, did_you_mean
+
+CELL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+CELL_KEYS = ("id", "class", "for", "raises", "time_limit", "no-ci")
+CELL_CLASSES = tuple(k.value for k in CellKind if k is not CellKind.CODE)
+
+
+@dataclass
+class Fence:
+    language: str
+    attrs: dict[str, str]
+    token: Token
+    line: int  # 1-based line of the opening fence
+
+
+def fence_attrs(token: Token, path: Path, report: Report) -> Fence:
+    line = (token.map[0] + 1) if token.map else 1
+    info = token.info.strip()
+    language, _, rest = info.partition(" ")
+    rest = rest.strip()
+    attrs: dict[str, str] = {}
+    if rest:
+        if not rest.startswith("{"):
+            report.add(
+                path,
+                line,
+                f"cannot read {rest!r} after the language",
+                "write cell attributes in braces: {#id .exercise}",
+            )
+        else:
+            try:
+                end, attrs = parse(rest)
+            except ParseError as exc:
+                report.add(
+                    path,
+                    line,
+                    f"cannot parse cell attributes {rest!r} ({exc})",
+                    "write them like {#id .exercise time_limit=5}",
+                )
+            else:
+                if rest[end + 1 :].strip():
+                    report.add(
+                        path,
+                        line,
+                        f"unexpected text after the attributes: {rest[end + 1 :].strip()!r}",
+                    )
+    return Fence(language.lower(), attrs, token, line)
+
+
+def unclosed(token: Token, lines: list[str]) -> bool:
+    """markdown-it runs an unclosed fence to the end of the file; spot that."""
+    if token.map is None:
+        return False
+    last = lines[token.map[1] - 1].strip() if token.map[1] - 1 < len(lines) else ""
+    marker = token.markup
+    return token.map[1] - token.map[0] < 2 or not (
+        last.startswith(marker[0] * len(marker)) and set(last) <= {marker[0]}
+    )
+
+
+def _module_roots(code: str) -> list[tuple[str, int]]:
+    roots = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            roots += [(a.name.split(".")[0], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.append((node.module.split(".")[0], node.lineno))
+    return roots
+
+
+@dataclass
+class ImportRules:
+    """What cells may import: the stdlib, promptdojo, and the lesson's declared packages."""
+
+    declared: set[str]
+    package_for_import: Callable[[str], str | None] | None
+    version: str = "the pinned Pyodide"
+
+    def problem(self, module: str) -> tuple[str, str] | None:
+        if module in sys.stdlib_module_names or module == "promptdojo" or module == "__future__":
+            return None
+        if self.package_for_import is None:
+            return None
+        package = self.package_for_import(module)
+        if package is None:
+            return (
+                f"imports {module}, which {self.version} cannot provide",
+                "use the standard library, promptdojo, or a package listed in pyodide-lock.json",
+            )
+        if package not in self.declared:
+            return (
+                f"imports {module}, but lesson.yaml does not declare the package {package!r}",
+                f"add {package} to packages in lesson.yaml",
+            )
+        return None
+
+
+def python_cell(
+    fence: Fence, path: Path, report: Report, index: int, rules: ImportRules
+) -> Cell | None:
+    attrs, line = fence.attrs, fence.line
+    for key in attrs:
+        if key not in CELL_KEYS:
+            report.add(path, line, f"unknown cell attribute {key!r}", did_you_mean(key, CELL_KEYS))
+    classes = attrs.get("class", "").split()
+    kinds = []
+    for name in classes:
+        if name in CELL_CLASSES:
+            kinds.append(CellKind(name))
+        elif name == "hint":
+            report.add(
+                path, line, "a hint is prose, not python", "write it as ```markdown {.hint for=ID}"
+            )
+        else:
+            report.add(path, line, f"unknown cell class {name!r}", did_you_mean(name, CELL_CLASSES))
+    if len(kinds) > 1:
+        report.add(
+            path,
+            line,
+            f"a cell has one kind, got {', '.join(k.value for k in kinds)}",
+            "keep one class",
+        )
+    kind = kinds[0] if kinds else CellKind.CODE
+    cell_id = attrs.get("id") or f"cell-{index}"
+    if not CELL_ID.match(cell_id):
+        report.add(
+            path,
+            line,
+            f"cell id {cell_id!r} is not valid",
+            "start with a letter; use letters, digits, - and _",
+        )
+    exercise = attrs.get("for")
+    if kind in (CellKind.CHECK, CellKind.SOLUTION) and not exercise:
+        report.add(
+            path,
+            line,
+            f"a {kind.value} cell needs for=EXERCISE_ID",
+            "name the exercise it belongs to",
+        )
+    if exercise and kind not in (CellKind.CHECK, CellKind.SOLUTION) and "hint" not in classes:
+        report.add(
+            path,
+            line,
+            "for= only goes on check and solution cells",
+            "remove it, or add .check or .solution",
+        )
+    time_limit = None
+    if "time_limit" in attrs:
+        try:
+            time_limit = float(attrs["time_limit"])
+            if time_limit <= 0:
+                raise ValueError
+        except ValueError:
+            report.add(
+                path,
+                line,
+                f"time_limit={attrs['time_limit']!r} is not a positive number of seconds",
+            )
+            time_limit = None
+    no_ci = attrs.get("no-ci")
+    if no_ci is not None and not no_ci.strip():
+        report.add(
+            path, line, "no-ci needs a reason", 'write no-ci="why this cell cannot run in CI"'
+        )
+    raises = attrs.get("raises")
+    if raises is not None and not raises.isidentifier():
+        report.add(
+            path,
+            line,
+            f"raises={raises!r} is not an exception name",
+            "e.g. raises=ZeroDivisionError",
+        )
+    code = fence.token.content.rstrip("\n")
+    first_line = line + 1
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        if raises != "SyntaxError":
+            report.add(
+                path,
+                first_line + (exc.lineno or 1) - 1,
+                f"Python syntax error in cell {cell_id!r}: {exc.msg}",
+                "fix the code, or mark the cell raises=SyntaxError",
+            )
+    else:
+        for module, lineno in _module_roots(code):
+            problem = rules.problem(module)
+            if problem is not None:
+                report.add(path, first_line + lineno - 1, *problem)
+    return Cell(
+        id=cell_id,
+        code=code,
+        location=Location(path, first_line),
+        kind=kind,
+        exercise=exercise,
+        raises=raises,
+        time_limit=time_limit,
+        no_ci=no_ci,
+    )

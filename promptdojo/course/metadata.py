@@ -1,0 +1,129 @@
+"""``lesson.yaml`` and YAML front matter: mappings read with the line of every key, then checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from promptdojo.course.problems import Report, did_you_mean, read_text
+
+LESSON_FILE = "lesson.yaml"
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+#: lesson.yaml keys and the type each must have.
+LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "title": str,
+    "chapter": str,
+    "version": int,
+    "packages": list,
+    "time_limit": (int, float),
+    "seed": int,
+}
+REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
+_TYPE_NAMES = {
+    "id": "text",
+    "title": "text",
+    "chapter": "text",
+    "version": "a whole number",
+    "packages": "a list",
+    "time_limit": "a number of seconds",
+    "seed": "a whole number",
+}
+_EXAMPLES = {
+    "id": "my-lesson",
+    "title": "My lesson",
+    "chapter": "ch 1 · Basics",
+    "version": "1",
+    "packages": "[numpy]",
+    "time_limit": "30",
+    "seed": "0",
+}
+
+
+def load_mapping(
+    text: str, path: Path, first_line: int, report: Report, what: str
+) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """Parse YAML that must be a mapping; also return the line of each key."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        last = first_line + max(text.count("\n") - 1, 0)
+        line = min(first_line + (mark.line if mark is not None else 0), last)
+        reason = getattr(exc, "problem", None) or str(exc)
+        report.add(path, line, f"invalid YAML in {what}: {reason}", "check indentation and quotes")
+        return None
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        report.add(path, first_line, f"{what} must be a mapping of keys to values")
+        return None
+    # Keyed by the text of each key as parsed (``null:`` is None, ``1:`` is 1), as ``data`` is.
+    lines: dict[str, int] = {}
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode):
+            plain = key.value and not key.style  # a quoted key is text as written
+            parsed = yaml.SafeLoader(key.value).get_single_data() if plain else key.value
+            lines[str(parsed)] = first_line + key.start_mark.line
+    return data, lines
+
+
+def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict[str, Any]:
+    path = folder / LESSON_FILE
+    if not path.is_file():
+        report.add(
+            path, None, "lesson metadata is missing", "create lesson.yaml with id, title, chapter"
+        )
+        return {}
+    text = read_text(path, report)
+    loaded = load_mapping(text, path, 1, report, "lesson.yaml") if text is not None else None
+    if loaded is None:
+        return {}
+    data, lines = loaded
+    for key in data:
+        if key not in LESSON_KEYS:
+            report.add(
+                path,
+                lines.get(str(key)),
+                f"unknown key {key!r}",
+                did_you_mean(key, list(LESSON_KEYS)),
+            )
+    for key in REQUIRED_LESSON_KEYS:
+        if not data.get(key):
+            report.add(path, 1, f"lesson.yaml has no {key!r}", f"add `{key}: ...`")
+    for key, expected in LESSON_KEYS.items():
+        value = data.get(key)
+        if value is not None and (not isinstance(value, expected) or isinstance(value, bool)):
+            report.add(
+                path,
+                lines.get(str(key)),
+                f"{key!r} must be {_TYPE_NAMES[key]}, not {type(value).__name__}",
+                f"e.g. {key}: {_EXAMPLES[key]}",
+            )
+    lesson_id = data.get("id")
+    if isinstance(lesson_id, str) and not SLUG.match(lesson_id):
+        report.add(
+            path,
+            lines.get("id"),
+            f"lesson id {lesson_id!r} is not a slug",
+            "use lowercase letters, digits and dashes",
+        )
+    packages = data.get("packages")
+    if isinstance(packages, list) and known is not None:
+        for name in packages:
+            if str(name).lower() not in known:
+                report.add(
+                    path,
+                    lines.get("packages"),
+                    f"package {name!r} is not in the pinned Pyodide's pyodide-lock.json",
+                    did_you_mean(str(name).lower(), sorted(known)),
+                )
+    time_limit = data.get("time_limit")
+    if isinstance(time_limit, int | float) and not isinstance(time_limit, bool) and time_limit <= 0:
+        report.add(path, lines.get("time_limit"), "time_limit must be a positive number of seconds")
+    return data
