@@ -10,9 +10,10 @@ PORT   ?= 8000
 INSTALLED := $(VENV)/.installed
 NODE_OK   := node_modules/.installed
 ASSETS    := static/build/manifest.json
-FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs
+FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs \
+  promptdojo/pyodide/core_files.json
 
-.PHONY: all install build serve test lint format test-fast test-pyodide bench clean help
+.PHONY: all install build serve test lint format test-fast test-js test-pyodide bench clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -53,7 +54,11 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint
+# The page modules' rules (store.js merges, output sanitising, the kernel session) under Node.
+test-js:
+	node --test tests/js/*.test.mjs
+
+test: lint test-js
 	$(BIN)/promptdojo validate lessons
 	$(BIN)/promptdojo check lessons --check-outputs
 	$(BIN)/python -m pytest

@@ -54,6 +54,21 @@ class CellResult:
         }
 
 
+#: A value shows as the first of these it has: in the page's live output (``output.js``, through
+#: the kernel config) and in its recorded output (``_cell.html``), so both show the same thing.
+SHOWN_FIRST = ("text/html", "image/svg+xml", "text/plain")
+#: What an HTML value's sandboxed frame starts with, live and recorded alike.
+HTML_FRAME_HEAD = (
+    '<!doctype html><meta charset="utf-8"><meta name="color-scheme" content="light dark">'
+    "<style>body{margin:0;font:14px/1.4 system-ui,sans-serif}</style>"
+)
+
+
+def shown_as(value: dict[str, str]) -> str | None:
+    """The representation of ``value`` (a MIME bundle) that is shown, if any."""
+    return next((mime for mime in SHOWN_FIRST if value.get(mime) is not None), None)
+
+
 def _mime_bundle(value: Any) -> dict[str, str]:
     """Render ``value`` the way Jupyter does: rich reprs first, ``repr`` always."""
     bundle: dict[str, str] = {}

@@ -2,6 +2,7 @@
 //   app-<hash>.js, worker-<hash>.js, style-<hash>.css   our ES modules bundled with CodeMirror
 //   pyodide/<version>/                                   the Pyodide core, under a versioned path
 //   manifest.json                                        logical name -> hashed file, for the server
+import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -14,13 +15,12 @@ const out = path.join(root, "static", "build");
 const require = createRequire(import.meta.url);
 const pyodideDir = path.dirname(require.resolve("pyodide/package.json"));
 const pyodideVersion = JSON.parse(await readFile(path.join(pyodideDir, "package.json"))).version;
-const PYODIDE_CORE = [
-  "pyodide.mjs",
-  "pyodide.asm.mjs",
-  "pyodide.asm.wasm",
-  "python_stdlib.zip",
-  "pyodide-lock.json",
-];
+// The core's files, as promptdojo.pyodide.release knows them: the common ones and the loader.
+const CORE_FILES = JSON.parse(
+  await readFile(path.join(root, "promptdojo", "pyodide", "core_files.json"), "utf8"),
+);
+const loader = CORE_FILES.loaders.find((name) => existsSync(path.join(pyodideDir, name)));
+const PYODIDE_CORE = [...CORE_FILES.common, loader];
 
 async function copyIfChanged(from, to) {
   const [a, b] = await Promise.all([stat(from), stat(to).catch(() => null)]);
@@ -38,7 +38,7 @@ for (const name of await readdir(out)) {
 const result = await esbuild.build({
   entryPoints: {
     start: path.join(root, "static/js/start.js"),
-    app: path.join(root, "static/js/main.js"),
+    app: path.join(root, "static/js/app.js"),
     worker: path.join(root, "static/js/worker.js"),
     live: path.join(root, "static/js/live.js"),
     index: path.join(root, "static/js/index.js"),

@@ -21,7 +21,7 @@ ALLOWED_THIRD_PARTY = {"numpy"}
 #: Which rooms each room may import (its own room always included).
 ALLOWED: dict[str, set[str]] = {
     "cli": {"web", "checking", "course", "pyodide", "kernel", "learner"},
-    "web": {"course", "pyodide", "learner"},
+    "web": {"course", "pyodide", "kernel", "learner"},
     "checking": {"course", "pyodide", "kernel"},
     "course": {"pyodide"},
     "pyodide": {"learner"},

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Files every release needs, whatever its layout.
-COMMON_FILES = ("pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+_CORE_FILES = json.loads((Path(__file__).parent / "core_files.json").read_text(encoding="utf-8"))
+#: Files every release needs, whatever its layout (``core_files.json``, which the build reads too).
+COMMON_FILES: tuple[str, ...] = tuple(_CORE_FILES["common"])
 #: The Emscripten loader: an ES module in current releases, a classic script in older ones.
-LOADERS = ("pyodide.asm.mjs", "pyodide.asm.js")
+LOADERS: tuple[str, ...] = tuple(_CORE_FILES["loaders"])
 RELEASE_URL = "/pyodide"
 #: ``pyodide.mjs`` declares its version as a top-level string constant, e.g. ``var X="0.29.0"``.
 _VERSION = re.compile(rb'var \w+="(\d+\.\d+\.\d+[\w.]*)"')

@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
+from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
 from promptdojo.pyodide.bundle import build_bundle
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
@@ -40,7 +41,13 @@ def create_app(settings: Settings) -> FastAPI:
     templates = Jinja2Templates(directory=str(templates_dir()))
     dev = settings.dev or settings.reload
     templates.env.globals.update(
-        asset=manifest.url, version=__version__, dev=dev, live_reload=settings.reload
+        asset=manifest.url,
+        version=__version__,
+        dev=dev,
+        live_reload=settings.reload,
+        # The one output rule (promptdojo.kernel), for recorded outputs.
+        shown_as=shown_as,
+        html_frame_head=HTML_FRAME_HEAD,
     )
     lessons_dir = Path(settings.lessons_dir)
     live = None

@@ -15,6 +15,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
+from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST
+from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 
 router = APIRouter()
@@ -130,6 +132,11 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
             "packages": list(lesson.packages),
             "lesson": lesson.id,
+            # Shared with Python: set here, so the page never holds its own copy.
+            "timeLimit": lesson.time_limit,
+            "stopGraceMs": STOP_GRACE_SECONDS * 1000,
+            "outputOrder": list(SHOWN_FIRST),
+            "htmlFrameHead": HTML_FRAME_HEAD,
         }
         # Hidden code the page runs but does not show: setup cells and exercise checks.
         step_data = {

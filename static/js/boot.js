@@ -1,4 +1,4 @@
-// Boot a Pyodide kernel and run cells in it.
+// Boot Pyodide and run cells in it: `bootCellRunner` returns a `CellRunner`.
 //
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
@@ -24,7 +24,7 @@ function streamWriter(emit) {
 }
 
 /**
- * Boot Pyodide, install the learner bundle and import the cell kernel.
+ * Boot Pyodide, install the learner bundle and import the cell kernel (`promptdojo.kernel`).
  *
  * @param {object} options
  * @param {Function} options.loadPyodide  `loadPyodide` from the pinned `pyodide` package.
@@ -35,9 +35,9 @@ function streamWriter(emit) {
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
  * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
- * @returns {Promise<Kernel>}
+ * @returns {Promise<CellRunner>}
  */
-export async function bootKernel({
+export async function bootCellRunner({
   loadPyodide,
   indexURL,
   packageBaseUrl,
@@ -95,14 +95,14 @@ export async function bootKernel({
         `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
     );
   }
-  const kernel = new Kernel(pyodide, pyKernel, missing);
+  const runner = new CellRunner(pyodide, pyKernel, missing);
   const loaded = packages.filter((name) => !(name in missing));
   onPhase("ready", { missing: Object.keys(missing), loaded });
-  return kernel;
+  return runner;
 }
 
 /** A booted Pyodide plus the Python `promptdojo.kernel.Kernel` that runs cells. */
-export class Kernel {
+export class CellRunner {
   constructor(pyodide, pyKernel, missingPackages) {
     this.pyodide = pyodide;
     this.pyKernel = pyKernel;

@@ -1,12 +1,15 @@
-// The page's side of the kernel: starts the worker, queues runs, routes output to callers, and
-// stops runaway cells: first with an interrupt (Python raises KeyboardInterrupt), then, if the
-// cell has not ended STOP_GRACE_MS later, by replacing the worker with a fresh one.
-
-/** How long an interrupted cell may take to end before its worker is replaced. */
-export const STOP_GRACE_MS = 1500;
+// The page's client of the kernel worker: starts the worker, queues runs, routes output to
+// callers, and stops runaway cells: first with an interrupt (Python raises KeyboardInterrupt),
+// then, if the cell has not ended `config.stopGraceMs` later, by replacing the worker with a
+// fresh one. The messages are defined in protocol.js.
+import { FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
 
 export class KernelClient {
-  /** @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server. */
+  /**
+   * @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server
+   *   (`promptdojo.web.pages`): URLs, packages, and the shared limits `timeLimit` (seconds) and
+   *   `stopGraceMs`.
+   */
   constructor(config) {
     this.config = config;
     this.phases = [];
@@ -70,7 +73,7 @@ export class KernelClient {
         this.onPhase("error", { message: event.message || "the kernel worker failed to start" });
       }
     };
-    this.worker.postMessage({ type: "init", config: this.config, interrupt: this.interrupt });
+    this.worker.postMessage({ type: TO_WORKER.INIT, config: this.config, interrupt: this.interrupt });
   }
 
   /** Call `listener(phase, detail)` for every boot phase, including those already past. */
@@ -85,11 +88,11 @@ export class KernelClient {
   }
 
   receive(message) {
-    if (message.type === "phase") {
+    if (message.type === FROM_WORKER.PHASE) {
       this.onPhase(message.phase, message.detail);
-    } else if (message.type === "fatal") {
+    } else if (message.type === FROM_WORKER.FATAL) {
       this.onPhase("error", { message: message.message });
-    } else if (message.type === "started") {
+    } else if (message.type === FROM_WORKER.STARTED) {
       // The time limit counts from here, not from the click: a run may wait for Python to boot.
       this.current = message.id;
       const run = this.runs.get(message.id);
@@ -99,15 +102,15 @@ export class KernelClient {
           run.timeLimit * 1000,
         );
       }
-    } else if (message.type === "stream") {
+    } else if (message.type === FROM_WORKER.STREAM) {
       this.runs.get(message.id)?.onStream(message.name, message.text);
-    } else if (message.type === "truncated") {
+    } else if (message.type === FROM_WORKER.TRUNCATED) {
       this.runs.get(message.id)?.onStream("truncated", `${message.limit}`);
-    } else if (message.type === "downloads") {
+    } else if (message.type === FROM_WORKER.DOWNLOADS) {
       this.countDownloads(message.entries);
-    } else if (message.type === "crashed") {
+    } else if (message.type === FROM_WORKER.CRASHED) {
       this.restart(`Python crashed: ${message.message}`);
-    } else if (message.type === "result") {
+    } else if (message.type === FROM_WORKER.RESULT) {
       this.finish(message.id, message.result);
     }
   }
@@ -127,13 +130,15 @@ export class KernelClient {
 
   /**
    * Run a cell. `onStream(name, text)` receives stdout/stderr as it arrives; the promise resolves
-   * with the kernel's result object. After `timeLimit` seconds the cell is stopped.
+   * with the kernel's result object. After `timeLimit` seconds (default: the lesson's) the cell
+   * is stopped.
    */
-  run(code, { key, cellId, onStream = () => {}, timeLimit = 30, internal = false }) {
+  run(code, { key, cellId, onStream = () => {}, timeLimit, internal = false }) {
+    timeLimit ??= this.config.timeLimit;
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal });
-      this.worker.postMessage({ type: "run", id, code, key, cellId });
+      this.worker.postMessage({ type: TO_WORKER.RUN, id, code, key, cellId });
     });
   }
 
@@ -144,7 +149,7 @@ export class KernelClient {
 
   /**
    * Stop the running cell (or, while Python boots, the last queued one): interrupt first, and
-   * replace the worker if the cell has not ended STOP_GRACE_MS later.
+   * replace the worker if the cell has not ended `config.stopGraceMs` later.
    */
   stop(why = "you pressed Stop", id = this.current ?? this.lastLearnerRun()) {
     const run = this.runs.get(id);
@@ -153,16 +158,16 @@ export class KernelClient {
     performance.mark("pd:stop");
     if (this.current != null && this.current !== id) {
       // Another cell (a setup or replay) is running; ours waits in the queue: just skip it.
-      this.worker.postMessage({ type: "cancel", id });
+      this.worker.postMessage({ type: TO_WORKER.CANCEL, id });
       return;
     }
     // Set the interrupt even if the worker has not reported the run as started: it may be
     // starting right now. A queued run is also cancelled outright.
-    if (this.current !== id) this.worker.postMessage({ type: "cancel", id });
-    if (this.interrupt) Atomics.store(this.interrupt, 0, 2); // SIGINT
+    if (this.current !== id) this.worker.postMessage({ type: TO_WORKER.CANCEL, id });
+    if (this.interrupt) Atomics.store(this.interrupt, 0, SIGINT);
     run.graceTimer = setTimeout(
       () => this.restart(`the cell did not stop after ${why.replace(/^you /, "you had ")}`),
-      this.interrupt ? STOP_GRACE_MS : 0,
+      this.interrupt ? this.config.stopGraceMs : 0,
     );
   }
 
@@ -176,13 +181,7 @@ export class KernelClient {
   restart(reason) {
     this.worker.terminate();
     for (const id of [...this.runs.keys()]) {
-      this.finish(id, {
-        ok: false,
-        value: {},
-        error_type: "KernelRestarted",
-        error_message: reason,
-        traceback: `Python was restarted: ${reason}.`,
-      });
+      this.finish(id, restartedResult(reason));
     }
     if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     this.current = null;

@@ -3,6 +3,15 @@
 // Learner output is untrusted. Text goes in through textContent; SVG becomes an <img> (an image
 // cannot run scripts); HTML goes into an iframe sandboxed without `allow-scripts`, so neither a
 // <script> nor an `onerror=` in it ever runs, and it cannot reach this page.
+//
+// Which of a value's representations shows is one rule, promptdojo.kernel.SHOWN_FIRST: the server
+// passes it in the kernel config (`outputOrder`, `htmlFrameHead`) and renders recorded outputs
+// with it too.
+
+/** The representation of `value` (a MIME bundle) that shows, or undefined. */
+export function shownAs(value, order) {
+  return order.find((mime) => value[mime] !== undefined && value[mime] !== null);
+}
 
 export function appendOutput(output, className, text) {
   if (className === "truncated") {
@@ -21,40 +30,50 @@ export function appendOutput(output, className, text) {
   last.textContent += text;
 }
 
-function sandboxedHtml(html, title) {
+/** An iframe that shows `html` and runs none of it. */
+export function sandboxedHtml(html, title, head) {
   const frame = document.createElement("iframe");
   // allow-same-origin without allow-scripts: nothing inside runs, and the page may measure it.
   frame.setAttribute("sandbox", "allow-same-origin");
   frame.className = "value html-value";
   frame.title = title;
-  frame.srcdoc =
-    '<!doctype html><meta charset="utf-8"><meta name="color-scheme" content="light dark">' +
-    "<style>body{margin:0;font:14px/1.4 system-ui,sans-serif}</style>" +
-    html;
-  frame.addEventListener("load", () => {
-    const height = frame.contentDocument?.documentElement.scrollHeight;
-    if (height) frame.style.height = `${Math.min(height + 4, 800)}px`;
-  });
+  frame.srcdoc = head + html;
+  frame.addEventListener("load", () => fitFrame(frame));
   return frame;
 }
 
-/** Show a finished run: its value (rich when it has a rich repr) or its traceback. */
-export function showResult(output, result) {
+/** Size a sandboxed frame to its content, up to 800 px. */
+export function fitFrame(frame) {
+  const height = frame.contentDocument?.documentElement.scrollHeight;
+  if (height) frame.style.height = `${Math.min(height + 4, 800)}px`;
+}
+
+/** An <img> for an SVG picture: an image cannot run scripts. */
+export function svgImage(svg, alt) {
+  const img = document.createElement("img");
+  img.className = "value";
+  img.alt = alt;
+  img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+  return img;
+}
+
+/**
+ * Show a finished run: its value (rich when it has a rich repr) or its traceback.
+ * `config` is the kernel config: `outputOrder` and `htmlFrameHead`.
+ */
+export function showResult(output, result, config) {
   if (!result.ok) {
     appendOutput(output, "error", result.traceback || `${result.error_type}: ${result.error_message}`);
     return;
   }
   const value = result.value ?? {};
   const plain = value["text/plain"];
-  if (value["text/html"] !== undefined) {
-    output.append(sandboxedHtml(value["text/html"], plain ?? "HTML output"));
-  } else if (value["image/svg+xml"] !== undefined) {
-    const img = document.createElement("img");
-    img.className = "value";
-    img.alt = plain ?? "picture";
-    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(value["image/svg+xml"])}`;
-    output.append(img);
-  } else if (plain !== undefined) {
+  const shown = shownAs(value, config.outputOrder);
+  if (shown === "text/html") {
+    output.append(sandboxedHtml(value[shown], plain ?? "HTML output", config.htmlFrameHead));
+  } else if (shown === "image/svg+xml") {
+    output.append(svgImage(value[shown], plain ?? "picture"));
+  } else if (shown === "text/plain") {
     appendOutput(output, "value", plain);
   }
 }

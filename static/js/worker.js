@@ -1,11 +1,7 @@
-// The kernel worker: one module Web Worker per page, owning one Pyodide.
-//
-// Messages in:  {type: "init", config}, {type: "run", id, code, key, cellId}
-// Messages out: {type: "phase", phase, detail}, {type: "stream", id, name, text},
-//               {type: "result", id, result} (result.ms: time in Python),
-//               {type: "fatal", message} (boot failed),
-//               {type: "crashed", id, message} (the runtime failed while running a cell)
-import { bootKernel } from "./boot.js";
+// The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
+// defined in protocol.js.
+import { bootCellRunner } from "./boot.js";
+import { FROM_WORKER, interruptedResult, TO_WORKER } from "./protocol.js";
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;
@@ -22,7 +18,7 @@ let lastFlush = 0;
 function flush() {
   for (const name of ["stdout", "stderr"]) {
     if (pending[name]) {
-      self.postMessage({ type: "stream", id: current, name, text: pending[name] });
+      self.postMessage({ type: FROM_WORKER.STREAM, id: current, name, text: pending[name] });
       pending[name] = "";
     }
   }
@@ -37,7 +33,7 @@ function onStream(name, text) {
     shown = OUTPUT_CAP;
     truncated = true;
     flush();
-    self.postMessage({ type: "truncated", id: current, limit: OUTPUT_CAP });
+    self.postMessage({ type: FROM_WORKER.TRUNCATED, id: current, limit: OUTPUT_CAP });
     return;
   }
   shown += text.length;
@@ -51,8 +47,7 @@ const cancelled = new Set();
 
 /** Answer run `id` as stopped: cancelled before it started, or interrupted outside the cell. */
 function postInterrupted(id) {
-  const result = { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "" };
-  self.postMessage({ type: "result", id, result: { ...result, traceback: "" } });
+  self.postMessage({ type: FROM_WORKER.RESULT, id, result: interruptedResult() });
 }
 
 /**
@@ -63,14 +58,15 @@ function watchDownloads() {
   if (typeof PerformanceObserver === "undefined") return () => {};
   const observer = new PerformanceObserver((list) => {
     const entries = list.getEntries().map((entry) => [entry.name, entry.transferSize || 0]);
-    self.postMessage({ type: "downloads", entries });
+    self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   });
   observer.observe({ type: "resource", buffered: true });
   return () => observer.disconnect();
 }
 
 async function init(config) {
-  const phase = (name, detail = {}) => self.postMessage({ type: "phase", phase: name, detail });
+  const phase = (name, detail = {}) =>
+    self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
   phase("downloading");
   const stopWatching = watchDownloads();
   const bundle = fetch(config.bundleUrl).then((response) => {
@@ -79,7 +75,7 @@ async function init(config) {
   });
   const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
   try {
-    return await bootKernel({
+    return await bootCellRunner({
       loadPyodide,
       indexURL: config.pyodideUrl,
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
@@ -95,28 +91,28 @@ async function init(config) {
 
 self.onmessage = async (event) => {
   const message = event.data;
-  if (message.type === "init") {
+  if (message.type === TO_WORKER.INIT) {
     interrupt = message.interrupt;
-    ready = init(message.config).then((kernel) => {
-      if (interrupt) kernel.setInterruptBuffer(interrupt);
-      return kernel;
+    ready = init(message.config).then((runner) => {
+      if (interrupt) runner.setInterruptBuffer(interrupt);
+      return runner;
     });
     ready.catch((error) =>
-      self.postMessage({ type: "fatal", message: String(error?.message ?? error) }),
+      self.postMessage({ type: FROM_WORKER.FATAL, message: String(error?.message ?? error) }),
     );
     return;
   }
-  if (message.type === "cancel") {
+  if (message.type === TO_WORKER.CANCEL) {
     cancelled.add(message.id);
     return;
   }
-  if (message.type === "run") {
-    const kernel = await ready;
+  if (message.type === TO_WORKER.RUN) {
+    const runner = await ready;
     if (cancelled.delete(message.id)) {
       postInterrupted(message.id);
       return;
     }
-    self.postMessage({ type: "started", id: message.id });
+    self.postMessage({ type: FROM_WORKER.STARTED, id: message.id });
     current = message.id;
     lastFlush = performance.now();
     shown = 0;
@@ -124,7 +120,7 @@ self.onmessage = async (event) => {
     let result;
     const started = performance.now();
     try {
-      result = kernel.run(message.code, { key: message.key, cellId: message.cellId });
+      result = runner.run(message.code, { key: message.key, cellId: message.cellId });
       // Time inside Python alone (no queueing, no set-up cells): what the benchmarks report.
       result.ms = performance.now() - started;
     } catch (error) {
@@ -140,12 +136,16 @@ self.onmessage = async (event) => {
       // usable: tell the page, which replaces the worker and replays the step.
       flush();
       const text = String(error?.message ?? error).trim().split("\n");
-      self.postMessage({ type: "crashed", id: message.id, message: text.at(-1) || "unknown error" });
+      self.postMessage({
+        type: FROM_WORKER.CRASHED,
+        id: message.id,
+        message: text.at(-1) || "unknown error",
+      });
       ready = new Promise(() => {}); // take no more runs; the page terminates this worker
       return;
     }
     flush();
-    self.postMessage({ type: "result", id: message.id, result });
+    self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result });
     current = null;
   }
 };

@@ -23,6 +23,7 @@ from promptdojo.course.model import Lesson, Step
 from promptdojo.pyodide.bundle import build_bundle
 from promptdojo.pyodide.cache import missing, not_cached_message
 from promptdojo.pyodide.dist import core_dir
+from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.node import CHECKER, boot_module, node
 from promptdojo.pyodide.release import Release
@@ -78,6 +79,7 @@ def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Back
         "bundle": str(bundle),
         "source": str(Path(promptdojo.__file__).resolve().parent),
         "script": SCRIPT,
+        "graceMs": STOP_GRACE_SECONDS * 1000,
     }
 
     def run(lesson: Lesson, step: Step) -> StepResult:

@@ -10,8 +10,8 @@ export async function bootInNode(job, onStream = () => {}) {
   const core = path.resolve(job.pyodide) + path.sep;
   const cache = path.resolve(job.packageDir ?? ".") + path.sep;
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-  const { bootKernel } = await import(pathToFileURL(path.resolve(job.boot)).href);
-  return bootKernel({
+  const { bootCellRunner } = await import(pathToFileURL(path.resolve(job.boot)).href);
+  return bootCellRunner({
     loadPyodide,
     indexURL: core,
     // Packages come from the cache folder only: as base URL it also replaces the CDN fallback.

@@ -7,6 +7,7 @@
 // same rules as the CPython check, and talks to this file through the pd* globals below.
 //
 // JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, ...the script's own}
+// (graceMs: promptdojo.pyodide.limits.STOP_GRACE_SECONDS, in milliseconds)
 // OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null}
 import { readFile, writeFile } from "node:fs/promises";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -68,7 +69,7 @@ async function main() {
           result.crashed = `a cell ran past its ${message.seconds} s time limit and did not stop`;
           await worker.terminate();
           await finish();
-        }, job.graceMs ?? 1500);
+        }, job.graceMs);
       }, message.seconds * 1000);
     } else if (message.type === "stop") {
       clear();

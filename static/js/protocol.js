@@ -1,0 +1,51 @@
+// The messages between the page's kernel client (kernel.js) and the kernel worker (worker.js).
+//
+// Page → worker:
+//   {type: "init", config, interrupt}   boot Pyodide; `config` is the server's kernel config,
+//                                       `interrupt` an Int32Array on a SharedArrayBuffer, or null
+//   {type: "run", id, code, key, cellId}  run `code` in the namespace `key` (one per step)
+//   {type: "cancel", id}                a queued run is answered as interrupted, never run
+// Worker → page:
+//   {type: "phase", phase, detail}      boot progress: downloading, starting, python-ready, ready
+//   {type: "fatal", message}            the boot failed
+//   {type: "downloads", entries}        [[url, bytes], ...] the worker fetched
+//   {type: "started", id}               run `id` reached Python: its time limit counts from here
+//   {type: "stream", id, name, text}    stdout or stderr of run `id`
+//   {type: "truncated", id, limit}      run `id` printed more than `limit` characters
+//   {type: "result", id, result}        run `id` ended: {ok, value, error_type, ..., ms}
+//   {type: "crashed", id, message}      the runtime itself failed; the page replaces the worker
+//
+// Stopping a cell is not a message: the page writes SIGINT into the interrupt buffer, and if the
+// cell has not ended `stopGraceMs` (kernel config) later, it terminates the worker.
+
+export const TO_WORKER = Object.freeze({ INIT: "init", RUN: "run", CANCEL: "cancel" });
+
+export const FROM_WORKER = Object.freeze({
+  PHASE: "phase",
+  FATAL: "fatal",
+  DOWNLOADS: "downloads",
+  STARTED: "started",
+  STREAM: "stream",
+  TRUNCATED: "truncated",
+  RESULT: "result",
+  CRASHED: "crashed",
+});
+
+/** The value written into the interrupt buffer: Python raises KeyboardInterrupt. */
+export const SIGINT = 2;
+
+/** The result of a run stopped before or outside its own code. */
+export function interruptedResult() {
+  return { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "", traceback: "" };
+}
+
+/** The result of every run pending when the worker was replaced. */
+export function restartedResult(reason) {
+  return {
+    ok: false,
+    value: {},
+    error_type: "KernelRestarted",
+    error_message: reason,
+    traceback: `Python was restarted: ${reason}.`,
+  };
+}

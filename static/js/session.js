@@ -1,0 +1,136 @@
+// The page's kernel session: one per page, across in-place navigation between steps.
+//
+// It owns what the worker's state means to the page. The worker keeps one Python namespace per
+// step, so each step's hidden setup cells run once per worker; the cells that ran without error
+// are replayed into a fresh worker after a crash; "Restart Python" starts every step afresh; and
+// a Stop pressed before a run reaches the kernel (its setup still running) stops that run.
+
+/** What the session knows of one step's namespace in the current worker. */
+class StepState {
+  constructor() {
+    /** The promise of the step's setup cells (or of a replay), once started. */
+    this.setupDone = null;
+    /** `{id, code}` of the cells that ran without error, in order: replayed after a crash. */
+    this.succeeded = [];
+  }
+}
+
+export class KernelSession {
+  /** @param {import("./kernel.js").KernelClient} kernel */
+  constructor(kernel) {
+    this.kernel = kernel;
+    this.states = new Map();
+    this.currentKey = null;
+    /** The current step's hidden setup cells, `[{id, code}]`. */
+    this.currentSetup = [];
+    /** Said in a cell's status when its run ended because the worker was replaced. */
+    this.restartNote = "";
+    this.freshRestart = false;
+    this.stopBeforeStart = false;
+    /** Runs waiting for their step's setup: a Stop now is remembered, not sent. */
+    this.waitingForSetup = 0;
+    kernel.addRestartListener((reason) => this.replay(reason));
+  }
+
+  stateOf(key) {
+    if (!this.states.has(key)) this.states.set(key, new StepState());
+    return this.states.get(key);
+  }
+
+  /** The step `key` is on the page now; its setup cells are `setup`. Returns its runner. */
+  enter(key, setup = []) {
+    this.currentKey = key;
+    this.currentSetup = setup;
+    return new StepSession(this, key, setup);
+  }
+
+  /** Stop the learner's running cell; one still waiting for its setup stops when that ends. */
+  requestStop() {
+    if (this.kernel.lastLearnerRun() !== undefined) this.kernel.stop();
+    else if (this.waitingForSetup > 0) this.stopBeforeStart = true;
+  }
+
+  /** "Restart Python": a fresh worker, nothing replayed, every step starts afresh. */
+  restart() {
+    this.freshRestart = true;
+    this.kernel.restart("you restarted it");
+  }
+
+  /**
+   * After the worker was replaced: forget every step but the current one and replay that one's
+   * setup and successful cells, unless the learner asked for a clean slate.
+   */
+  replay(reason) {
+    if (this.freshRestart) {
+      this.freshRestart = false;
+      this.states.clear();
+      this.restartNote = "Python was restarted: every step starts fresh.";
+      return;
+    }
+    for (const key of [...this.states.keys()]) {
+      if (key !== this.currentKey) this.states.delete(key);
+    }
+    if (this.currentKey === null) return;
+    const key = this.currentKey;
+    const state = this.stateOf(key);
+    const cells = [...this.currentSetup, ...state.succeeded];
+    this.restartNote = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
+    state.setupDone = (async () => {
+      for (const cell of cells) {
+        await this.kernel.run(cell.code, { key, cellId: cell.id, internal: true });
+      }
+    })();
+  }
+}
+
+/** One step's side of the session: its setup, then its cells, in its own namespace. */
+class StepSession {
+  constructor(session, key, setup) {
+    this.session = session;
+    this.key = key;
+    this.setup = setup;
+  }
+
+  /** Run the step's setup cells, once per worker. */
+  ensureSetup() {
+    const state = this.session.stateOf(this.key);
+    state.setupDone ??= (async () => {
+      for (const cell of this.setup) {
+        const result = await this.session.kernel.run(cell.code, {
+          key: this.key,
+          cellId: cell.id,
+          internal: true,
+        });
+        if (!result.ok) console.error(`setup cell ${cell.id} failed`, result.traceback);
+      }
+    })();
+    return state.setupDone;
+  }
+
+  /**
+   * Run a learner's cell after the setup. Resolves with the kernel's result, or with
+   * `{ok: false, stopped, notStarted: true}` when Stop came while the setup ran.
+   */
+  async runCell(cellId, code, { onStream, timeLimit }) {
+    const { session } = this;
+    session.stopBeforeStart = false;
+    session.waitingForSetup += 1;
+    try {
+      await this.ensureSetup();
+    } finally {
+      session.waitingForSetup -= 1;
+    }
+    if (session.stopBeforeStart) {
+      session.stopBeforeStart = false;
+      return { ok: false, stopped: "you pressed Stop", notStarted: true };
+    }
+    const result = await session.kernel.run(code, { key: this.key, cellId, onStream, timeLimit });
+    if (result.ok) session.stateOf(this.key).succeeded.push({ id: cellId, code });
+    return result;
+  }
+
+  /** Run an exercise's hidden check after its cell passed. */
+  runCheck(cellId, code) {
+    return this.session.kernel.run(code, { key: this.key, cellId: `${cellId}-check` });
+  }
+}

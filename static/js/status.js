@@ -1,0 +1,62 @@
+// The kernel status line ("Python: starting… (12.3 MB downloaded)") and the Restart button.
+
+const PHASE_TEXT = {
+  restarting: "Python: restarting…",
+  downloading: "Python: downloading…",
+  starting: "Python: starting…",
+  "python-ready": "Python: loading the lesson library…",
+  packages: "Python: loading packages…",
+  ready: "Python: ready",
+  error: "Python failed to start",
+};
+
+export function formatBytes(bytes) {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} kB`;
+}
+
+/** The status line for `phase`, with the bytes downloaded so far while Python boots. */
+export function phaseText(phase, detail, downloaded) {
+  let text = PHASE_TEXT[phase] ?? `Python: ${phase}`;
+  if (phase === "starting" && detail.packages?.length) {
+    // Packages load while the interpreter starts (loadPyodide's `packages` option).
+    text = `Python: starting and loading ${detail.packages.join(", ")}…`;
+  }
+  if (phase !== "ready" && phase !== "error" && downloaded) {
+    text += ` (${formatBytes(downloaded)} downloaded)`;
+  }
+  if (phase === "error") text += `: ${detail.message}`;
+  if (phase === "ready" && detail.missing?.length) {
+    text += ` (without ${detail.missing.join(", ")}: see the message when a cell imports it)`;
+  }
+  return text;
+}
+
+/**
+ * Show the kernel's boot phases in `status`, call `onReady()` each time Python is ready, and
+ * wire the Restart button to `session.restart()`.
+ */
+export function showKernelStatus(kernel, session, status, onReady) {
+  const restartButton = document.querySelector(".restart-python");
+  let downloaded = 0;
+  let phaseNow = "loading";
+  let phaseDetail = {};
+  kernel.addPhaseListener((phase, detail) => {
+    if (phase === "progress") {
+      // Bytes of the boot's downloads so far, shown until Python is ready.
+      downloaded = detail.bytes;
+      if (phaseNow === "ready" || phaseNow === "error" || !downloaded) return;
+      [phase, detail] = [phaseNow, phaseDetail];
+    }
+    if (phase === "restarting") downloaded = 0; // the new worker counts its own downloads
+    [phaseNow, phaseDetail] = [phase, detail];
+    status.dataset.phase = phase;
+    status.textContent = phaseText(phase, detail, downloaded);
+    if (phase === "ready") onReady();
+    if (restartButton) restartButton.disabled = phase !== "ready" && phase !== "error";
+  });
+  // "Restart Python": a fresh worker and nothing replayed, for a learner who wants a clean slate.
+  restartButton?.addEventListener("click", () => {
+    restartButton.disabled = true;
+    session.restart();
+  });
+}

@@ -1,0 +1,61 @@
+// output.js: learner output is untrusted, and a value shows by the one rule the server sends.
+import assert from "node:assert/strict";
+import { before, test } from "node:test";
+import { FakeElement, installDocument } from "./fake_dom.mjs";
+
+installDocument();
+const output = await import("../../static/js/output.js");
+const CONFIG = { outputOrder: ["text/html", "image/svg+xml", "text/plain"], htmlFrameHead: "<h>" };
+
+before(installDocument);
+
+test("the first representation in the server's order shows", () => {
+  const order = CONFIG.outputOrder;
+  assert.equal(output.shownAs({ "text/plain": "1", "text/html": "<b>1</b>" }, order), "text/html");
+  assert.equal(output.shownAs({ "text/plain": "1", "image/svg+xml": "<svg/>" }, order), "image/svg+xml");
+  assert.equal(output.shownAs({ "text/plain": "" }, order), "text/plain");
+  assert.equal(output.shownAs({}, order), undefined);
+});
+
+test("HTML goes into a frame that runs no script", () => {
+  const box = new FakeElement("output");
+  output.showResult(box, { ok: true, value: { "text/html": "<script>x()</script>", "text/plain": "t" } }, CONFIG);
+  const [frame] = box.children;
+  assert.equal(frame.tagName, "IFRAME");
+  assert.equal(frame.getAttribute("sandbox"), "allow-same-origin");
+  assert.ok(!frame.getAttribute("sandbox").includes("allow-scripts"));
+  assert.equal(frame.srcdoc, "<h><script>x()</script>");
+  assert.equal(frame.title, "t");
+});
+
+test("SVG becomes an image, encoded into its data URL", () => {
+  const box = new FakeElement("output");
+  const svg = '<svg onload="x()"><text>&</text></svg>';
+  output.showResult(box, { ok: true, value: { "image/svg+xml": svg } }, CONFIG);
+  const [img] = box.children;
+  assert.equal(img.tagName, "IMG");
+  assert.equal(img.src, `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`);
+  assert.equal(img.alt, "picture");
+});
+
+test("text goes in as text, and streams of one kind join one block", () => {
+  const box = new FakeElement("output");
+  output.appendOutput(box, "stdout", "<b>a</b>");
+  output.appendOutput(box, "stdout", "b");
+  output.appendOutput(box, "stderr", "c");
+  assert.deepEqual(
+    box.children.map((c) => [c.tagName, c.className, c.textContent]),
+    [
+      ["PRE", "stdout", "<b>a</b>b"],
+      ["PRE", "stderr", "c"],
+    ],
+  );
+});
+
+test("an error shows its traceback, and the truncation marker says the cap", () => {
+  const box = new FakeElement("output");
+  output.showResult(box, { ok: false, error_type: "E", error_message: "m", traceback: "" }, CONFIG);
+  output.appendOutput(box, "truncated", "100000");
+  assert.equal(box.children[0].textContent, "E: m");
+  assert.match(box.children[1].textContent, /at most 100,000 characters/);
+});

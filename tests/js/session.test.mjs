@@ -1,0 +1,123 @@
+// session.js: setup once per step, replay after a crash, a clean slate on Restart, and a Stop
+// pressed while the setup runs.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { KernelSession } from "../../static/js/session.js";
+
+/** A kernel client that records runs; `hold` keeps runs pending until `release()`. */
+class FakeKernel {
+  constructor() {
+    this.runs = [];
+    this.listeners = [];
+    this.stops = 0;
+    this.pending = [];
+    this.hold = false;
+  }
+
+  addRestartListener(listener) {
+    this.listeners.push(listener);
+  }
+
+  run(code, { key, cellId, internal = false }) {
+    this.runs.push({ code, key, cellId, internal });
+    const result = { ok: !code.startsWith("raise"), value: {} };
+    if (!this.hold) return Promise.resolve(result);
+    return new Promise((resolve) => this.pending.push(() => resolve(result)));
+  }
+
+  release() {
+    this.hold = false;
+    for (const resolve of this.pending.splice(0)) resolve();
+  }
+
+  lastLearnerRun() {
+    return undefined;
+  }
+
+  stop() {
+    this.stops += 1;
+  }
+
+  restart(reason) {
+    for (const listener of this.listeners) listener(reason);
+  }
+}
+
+const SETUP = [{ id: "setup", code: "s = 1" }];
+
+test("a step's setup runs once, before its first cell", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const step = session.enter("l/1", SETUP);
+  await step.runCell("a", "a = 1", {});
+  await step.runCell("b", "b = 1", {});
+  assert.deepEqual(
+    kernel.runs.map((r) => [r.cellId, r.internal]),
+    [
+      ["setup", true],
+      ["a", false],
+      ["b", false],
+    ],
+  );
+});
+
+test("after a crash, the current step's setup and good cells replay; other steps start over", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const other = session.enter("l/1", SETUP);
+  await other.runCell("x", "x = 1", {});
+  const step = session.enter("l/2", SETUP);
+  await step.runCell("a", "a = 1", {});
+  await step.runCell("bad", "raise ValueError", {});
+  kernel.runs = [];
+  kernel.restart("Python crashed: boom");
+  await step.runCell("b", "b = 1", {});
+  assert.deepEqual(
+    kernel.runs.map((r) => r.cellId),
+    ["setup", "a", "b"],
+  );
+  assert.equal(session.restartNote, "Python was restarted (Python crashed: boom); replayed 1 earlier cell(s).");
+  assert.deepEqual([...session.states.keys()], ["l/2"]);
+});
+
+test("Restart Python replays nothing and every step starts fresh", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const step = session.enter("l/1", SETUP);
+  await step.runCell("a", "a = 1", {});
+  kernel.runs = [];
+  session.restart();
+  assert.deepEqual(kernel.runs, []);
+  assert.equal(session.restartNote, "Python was restarted: every step starts fresh.");
+  await step.runCell("b", "b = 1", {});
+  assert.deepEqual(
+    kernel.runs.map((r) => r.cellId),
+    ["setup", "b"],
+  );
+});
+
+test("Stop while the setup runs stops the cell before it starts", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const step = session.enter("l/1", SETUP);
+  kernel.hold = true;
+  const run = step.runCell("a", "a = 1", {});
+  await Promise.resolve();
+  session.requestStop();
+  assert.equal(kernel.stops, 0);
+  kernel.release();
+  assert.deepEqual(await run, { ok: false, stopped: "you pressed Stop", notStarted: true });
+  assert.deepEqual(
+    kernel.runs.map((r) => r.cellId),
+    ["setup"],
+  );
+  assert.equal(session.stopBeforeStart, false);
+});
+
+test("Stop with nothing waiting is not remembered for the next run", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  session.requestStop();
+  const step = session.enter("l/1", []);
+  assert.equal((await step.runCell("a", "a = 1", {})).ok, true);
+});
