@@ -34,6 +34,16 @@ def machine() -> dict[str, object]:
     }
 
 
+def _commit() -> str:
+    """The checkout's commit, so a figure can be reproduced (empty outside a git checkout)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
 def save(name: str, figures: dict[str, object], command: str) -> Path:
     """Write ``bench/results/<name>.json`` with the figures, the machine and the command."""
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -41,6 +51,7 @@ def save(name: str, figures: dict[str, object], command: str) -> Path:
     data = {
         "name": name,
         "command": command,
+        "commit": _commit(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": machine(),
         "figures": figures,

@@ -66,7 +66,9 @@ def browser_ms(lessons: list[Lesson], runs: int) -> tuple[dict[str, list[float]]
                     per_cell: dict[str, float] = defaultdict(float)
                     step_of = {c.id: s.number for s in lesson.steps for c in (*s.setup, *s.cells)}
                     for entry in kernel_runs(page):
-                        cell_id = entry["cellId"].removesuffix("-check")
+                        cell_id = entry["cellId"]  # an exercise's check runs as "<id>-check"
+                        if cell_id not in step_of:
+                            cell_id = cell_id.removesuffix("-check")
                         per_cell[f"{lesson.id}/{step_of[cell_id]}/{cell_id}"] += entry["ms"]
                     for key, ms in per_cell.items():
                         times[key].append(ms)

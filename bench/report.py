@@ -202,7 +202,8 @@ def cells_section(result: dict, baseline: dict | None, slowest: int = 12) -> lis
     if baseline:
         old = baseline["figures"]
         lines.append(
-            f"Before (`{baseline['command']}`, {baseline['date']}): slowest "
+            f"Before (`{baseline['command']}` at commit {baseline.get('commit', '?')}, "
+            f"{baseline['date']}): slowest "
             f"`{old['slowest_cell']}` {old['slowest_cell_ms']:,.0f} ms, all cells "
             f"{old['lesson_total_ms']:,} ms in Chromium, {old['lesson_total_cpython_ms']:,} ms "
             "in CPython."

@@ -35,8 +35,13 @@ TEST_WHEELS = [
 ]
 # test_pyodide_safety inspects the package's source from CPython (and imports the bundle
 # builder, which Pyodide does not get): it checks what may run in Pyodide, not in it.
+# Pyodide is several times slower than CPython, and CI runs it beside other work: hypothesis must
+# not judge data generation by CPython's clock there (its examples are the same either way).
 PYTEST = """
 import sys, pytest
+from hypothesis import HealthCheck, settings
+settings.register_profile("pyodide", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("pyodide")
 code = pytest.main([
     "/work/tests/library", "-q", "-p", "no:cacheprovider", "--rootdir=/work",
     "--ignore=/work/tests/library/test_pyodide_safety.py",

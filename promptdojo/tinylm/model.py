@@ -26,6 +26,7 @@ import numpy as np
 
 from promptdojo import decoding, quantization
 from promptdojo.kvcache import CostCounter, KVCache, attention
+from promptdojo.tinylm import ops
 from promptdojo.tinylm.tokenizer import CharTokenizer
 
 __all__ = ["QUANT_SCHEMES", "Config", "TinyLM"]
@@ -55,23 +56,18 @@ class Config:
         return self.d_model // self.n_heads
 
 
-def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+_READ: dict[tuple[str, int, int], tuple[str, dict[str, np.ndarray]]] = {}
 
 
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (1.0 + np.exp(-x))
-
-
-def _rope(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
-    """Rotate ``(heads, T, head_dim)`` by position, Hugging Face Llama's ``rotate_half`` layout."""
-    half = x.shape[-1] // 2
-    inv_freq = 1.0 / theta ** (np.arange(0, half, dtype=np.float64) * 2 / x.shape[-1])
-    angles = positions[:, None].astype(np.float64) * inv_freq[None, :]
-    cos = np.cos(np.concatenate([angles, angles], axis=-1)).astype(x.dtype)
-    sin = np.sin(np.concatenate([angles, angles], axis=-1)).astype(x.dtype)
-    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos + rotated * sin
+def _read_weights(path: Path) -> tuple[str, dict[str, np.ndarray]]:
+    """The metadata and arrays of a weights file, unzipped once per file version: every step
+    of a lesson loads the model, and unzipping it again costs Pyodide tens of milliseconds."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _READ:
+        with np.load(path, allow_pickle=False) as data:
+            _READ[key] = str(data["meta"]), {k: data[k] for k in data.files if k != "meta"}
+    return _READ[key]
 
 
 def _matrix_names(config: Config) -> list[str]:
@@ -132,11 +128,10 @@ class TinyLM:
             >>> TinyLM.load(dtype=np.float64).weights["embed"].dtype
             dtype('float64')
         """
-        data = np.load(Path(path) if path is not None else WEIGHTS, allow_pickle=False)
-        meta = json.loads(str(data["meta"]))
-        config = Config(**meta["config"])
-        weights = {k: data[k].astype(dtype) for k in data.files if k != "meta"}
-        model = cls(config, weights)
+        meta_text, arrays = _read_weights(Path(path) if path is not None else WEIGHTS)
+        meta = json.loads(meta_text)
+        # astype copies, so every model owns its weights and the cached arrays stay untouched.
+        model = cls(Config(**meta["config"]), {k: a.astype(dtype) for k, a in arrays.items()})
         model.meta = meta
         return model
 
@@ -176,16 +171,16 @@ class TinyLM:
         if ids.min() < 0 or ids.max() >= c.vocab_size:
             raise ValueError(f"token ids must be within [0, {c.vocab_size})")
         start = len(cache) if cache is not None else 0
-        positions = np.arange(start, start + ids.size)
         t, hd = ids.size, c.head_dim
+        cos, sin = ops.rope_tables(np.arange(start, start + t), hd, c.rope_theta, w["embed"].dtype)
         x = w["embed"][ids]
         for i in range(c.n_layers):
             p = f"layers.{i}."
-            h = _rms_norm(x, w[p + "attn_norm"], c.norm_eps)
-            q = (h @ w[p + "wq"]).reshape(t, c.n_heads, hd).transpose(1, 0, 2)
-            k = (h @ w[p + "wk"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
-            v = (h @ w[p + "wv"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
-            q, k = _rope(q, positions, c.rope_theta), _rope(k, positions, c.rope_theta)
+            h = ops.rms_norm(x, w[p + "attn_norm"], c.norm_eps)
+            q = ops.matmul(h, w[p + "wq"]).reshape(t, c.n_heads, hd).transpose(1, 0, 2)
+            k = ops.matmul(h, w[p + "wk"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
+            v = ops.matmul(h, w[p + "wv"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
+            q, k = ops.rope(q, cos, sin), ops.rope(k, cos, sin)
             if cache is not None:
                 k, v = cache.append(i, k, v)
             result = attention(
@@ -194,16 +189,71 @@ class TinyLM:
             if attention_weights is not None:
                 result, weights = result
                 attention_weights.append(weights)
-            x = x + result.transpose(1, 0, 2).reshape(t, c.d_model) @ w[p + "wo"]
-            h = _rms_norm(x, w[p + "mlp_norm"], c.norm_eps)
-            x = x + (_silu(h @ w[p + "w1"]) * (h @ w[p + "w3"])) @ w[p + "w2"]
-            if counter is not None:
-                kv = c.n_kv_heads * hd
-                counter.projection_macs += t * c.d_model * (2 * c.d_model + 2 * kv + 3 * c.d_ff)
-        x = _rms_norm(x, w["final_norm"], c.norm_eps)
+            x = x + ops.matmul(result.transpose(1, 0, 2).reshape(t, c.d_model), w[p + "wo"])
+            h = ops.rms_norm(x, w[p + "mlp_norm"], c.norm_eps)
+            gated = ops.silu(ops.matmul(h, w[p + "w1"])) * ops.matmul(h, w[p + "w3"])
+            x = x + ops.matmul(gated, w[p + "w2"])
         if counter is not None:
-            counter.projection_macs += t * c.d_model * c.vocab_size
-        return x @ w["embed"].T
+            counter.projection_macs += self.forward_cost(t, start).projection_macs
+        x = ops.rms_norm(x, w["final_norm"], c.norm_eps)
+        return ops.matmul(x, w["embed"].T)
+
+    def forward_cost(self, new_tokens: int, cached: int = 0) -> CostCounter:
+        """Multiply-adds of one :meth:`forward` of ``new_tokens`` after ``cached`` positions.
+
+        This is what ``forward(..., counter=...)`` counts, from the shapes alone: per layer the
+        projections cost ``d_model · (2·d_model + 2·kv_heads·head_dim + 3·d_ff)`` per token, and
+        attention ``2 · n_heads · head_dim`` per pair of a new query and a key (masked pairs
+        included, since the full score matrix is computed); the output layer adds
+        ``d_model · vocab`` per token.
+
+        Example:
+            >>> model = TinyLM.load()
+            >>> counter = CostCounter()
+            >>> _ = model.forward(model.tokenizer.encode("def "), counter=counter)
+            >>> model.forward_cost(4) == counter
+            True
+        """
+        c, t = self.config, int(new_tokens)
+        if t < 1 or cached < 0:
+            raise ValueError("forward_cost needs new_tokens >= 1 and cached >= 0")
+        per_token = c.d_model * (2 * c.d_model + 2 * c.n_kv_heads * c.head_dim + 3 * c.d_ff)
+        return CostCounter(
+            projection_macs=t * (c.n_layers * per_token + c.d_model * c.vocab_size),
+            attention_macs=c.n_layers * 2 * c.n_heads * t * (int(cached) + t) * c.head_dim,
+        )
+
+    def generation_cost(
+        self, prompt: str, max_new_tokens: int, use_cache: bool = True
+    ) -> CostCounter:
+        """The multiply-adds :meth:`generate` spends, step by step, from the shapes alone.
+
+        Each step's work depends only on how many tokens it feeds the model and how many are
+        cached, never on which tokens were picked, so this equals the ``counter`` a real
+        ``generate(prompt, max_new_tokens, use_cache=use_cache, counter=...)`` fills, steps
+        included, without running the model.
+
+        Example:
+            >>> model = TinyLM.load()
+            >>> counter = CostCounter()
+            >>> _ = model.generate("x", 5, use_cache=False, counter=counter)
+            >>> model.generation_cost("x", 5, use_cache=False) == counter
+            True
+        """
+        n = self.tokenizer.encode(prompt).size
+        if n == 0:
+            raise ValueError("prompt must hold at least one token")
+        total = CostCounter()
+        for step in range(int(max_new_tokens)):
+            length = n + step  # tokens in the sequence when this step's logits are computed
+            if not use_cache:
+                cost = self.forward_cost(length)
+            else:  # the first step fills the cache with the prompt, later ones add one token
+                cost = self.forward_cost(n, 0) if step == 0 else self.forward_cost(1, length - 1)
+            total.projection_macs += cost.projection_macs
+            total.attention_macs += cost.attention_macs
+            total.mark_step()
+        return total
 
     def next_logits_fn(
         self, use_cache: bool = True, counter: CostCounter | None = None
@@ -252,32 +302,54 @@ class TinyLM:
         )
         return self.tokenizer.decode(new)
 
-    def perplexity(self, text: str | None = None, window: int | None = None) -> float:
-        """``exp(mean negative log-likelihood)`` per character over ``text`` (default: held-out).
+    def token_nll(
+        self, text: str | None = None, window: int | None = None, n_windows: int | None = None
+    ) -> np.ndarray:
+        """Negative log-likelihood (nats, float64) of every predicted character of ``text``.
 
-        The text is cut into windows of ``window + 1`` characters (default: the training context);
-        in each, every character after the first is predicted from those before it.
+        The text (default: held-out) is cut into windows of ``window + 1`` characters (default:
+        the training context); in each, every character after the first is predicted from those
+        before it, all in one forward pass. With ``n_windows``, only that many windows are
+        scored, spread evenly over the text: every ``k``-th window from the first, with
+        ``k = windows // n_windows`` (every window when there are no more than ``n_windows``).
 
         Example:
-            >>> 1 < TinyLM.load().perplexity("Return the number of items.") < 96
-            True
+            >>> nll = TinyLM.load().token_nll("Return the number of items.", window=8, n_windows=2)
+            >>> nll.shape  # 26 predictions in 4 windows; every second one is scored
+            (16,)
         """
         text = HELDOUT.read_text(encoding="utf-8") if text is None else text
         window = window or self.config.context
         ids = self.tokenizer.encode(text)
         if ids.size < 2:
             raise ValueError("perplexity needs a text of at least two characters")
-        total, count = 0.0, 0
-        for start in range(0, ids.size - 1, window):
+        starts = range(0, ids.size - 1, window)
+        if n_windows is not None:
+            if int(n_windows) != n_windows or n_windows < 1:
+                raise ValueError(f"n_windows must be a whole number >= 1, got {n_windows!r}")
+            starts = starts[:: max(1, len(starts) // int(n_windows))][: int(n_windows)]
+        nll = []
+        for start in starts:
             chunk = ids[start : start + window + 1]
-            if chunk.size < 2:
-                break
             logits = self.forward(chunk[:-1]).astype(np.float64)
             logits -= logits.max(axis=-1, keepdims=True)
-            log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-            total -= float(log_probs[np.arange(chunk.size - 1), chunk[1:]].sum())
-            count += chunk.size - 1
-        return math.exp(total / count)
+            log_norm = np.log(np.exp(logits).sum(axis=-1))
+            nll.append(log_norm - logits[np.arange(chunk.size - 1), chunk[1:]])
+        return np.concatenate(nll)
+
+    def perplexity(
+        self, text: str | None = None, window: int | None = None, n_windows: int | None = None
+    ) -> float:
+        """``exp(mean negative log-likelihood)`` per character over ``text`` (default: held-out).
+
+        Windows as in :meth:`token_nll`: ``n_windows`` scores only that many, spread evenly over
+        the text, for a cheaper estimate.
+
+        Example:
+            >>> 1 < TinyLM.load().perplexity("Return the number of items.") < 96
+            True
+        """
+        return math.exp(float(np.mean(self.token_nll(text, window, n_windows))))
 
     def quantized(self, scheme: str) -> TinyLM:
         """A copy whose matrices went through ``scheme`` and back (see :data:`QUANT_SCHEMES`).

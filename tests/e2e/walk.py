@@ -82,17 +82,23 @@ def _expected(recorded: dict) -> dict:
 
 
 def _wait_done(section: Locator, seconds: float) -> str:
-    """Wait until the cell has finished and its output has its final size; return its status.
-
-    A picture decodes after it is inserted and then pushes the cells below it down: a click
-    aimed at the next cell's Run button before that lands on whatever moved under the mouse.
-    """
+    """Wait until the cell has finished and shows all of its output; return its status."""
     status = section.locator(".cell-status")
     expect(status).not_to_have_text("Running…", timeout=seconds * 1000)
     expect(status).not_to_have_text("", timeout=5000)
     for picture in section.locator(".cell-output img").all():
         expect(picture).to_have_js_property("complete", True)
     return status.inner_text()
+
+
+def _press(section: Locator, name: str) -> None:
+    """Press a cell's button from the keyboard (focus, Enter), as a keyboard user does.
+
+    A mouse click aims at coordinates, and under load the page can still be settling (a picture
+    above decoding, a scroll) between Playwright's aim and the click, which then hits nothing.
+    The keyboard goes to the focused button wherever it is.
+    """
+    section.get_by_role("button", name=name, exact=True).press("Enter")
 
 
 def _replace_code(page: Page, section: Locator, code: str) -> None:
@@ -107,7 +113,7 @@ def _run_cell(page: Page, lesson: Lesson, step: Step, cell: Cell) -> CellRun:
     records = load_records(step)
     exercise = step.exercise(cell.id) if cell.kind is CellKind.EXERCISE else None
     button = "Check" if exercise else "Run"
-    section.get_by_role("button", name=button, exact=True).click()
+    _press(section, button)
     status = _wait_done(section, limit)
     shown = section.locator(".cell-output").evaluate(_SHOWN)
     run = CellRun(step.number, cell, status, shown, records.get(cell.id))
@@ -128,7 +134,7 @@ def _run_cell(page: Page, lesson: Lesson, step: Step, cell: Cell) -> CellRun:
         )
     if exercise is not None and exercise.solution is not None:
         _replace_code(page, section, exercise.solution.code)
-        section.get_by_role("button", name="Check", exact=True).click()
+        _press(section, "Check")
         solved = _wait_done(section, limit)
         if solved != "✓ Solved":
             run.problems.append(f"Check on the solution should pass; the cell says {solved!r}")

@@ -14,6 +14,7 @@ MODULES = [
     "promptdojo.display",
     "promptdojo.tinylm",
     "promptdojo.tinylm.model",
+    "promptdojo.tinylm.ops",
     "promptdojo.tinylm.tokenizer",
 ]
 
