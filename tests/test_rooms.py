@@ -36,7 +36,6 @@ ROOMS = {
     "checking": "checking",
     "course": "course",
     "pyodide": "pyodide",
-    "bundle": "pyodide",
     "kernel": "kernel",
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import promptdojo
-from promptdojo.bundle import LEARNER_MODULES
+from promptdojo.pyodide.bundle import LEARNER_MODULES
 
 PACKAGE = Path(promptdojo.__file__).parent
 FORBIDDEN_MODULES = {
