@@ -18,9 +18,9 @@ import promptdojo
 LEARNER_MODULES: tuple[str, ...] = (
     "__init__.py",
     "kernel.py",
-    "decoding.py",
+    "decoding",
     "kvcache.py",
-    "quantization.py",
+    "quantization",
     "display.py",
     "tinylm",
 )

@@ -9,8 +9,13 @@ import pytest
 
 MODULES = [
     "promptdojo.decoding",
+    "promptdojo.decoding.sampling",
+    "promptdojo.decoding.generation",
     "promptdojo.kvcache",
     "promptdojo.quantization",
+    "promptdojo.quantization.uniform",
+    "promptdojo.quantization.llamacpp",
+    "promptdojo.quantization.metrics",
     "promptdojo.display",
     "promptdojo.tinylm",
     "promptdojo.tinylm.model",

@@ -1,0 +1,66 @@
+"""Quantization: store weights as few-bit integers plus scales, and measure what that costs.
+
+Schemes and the semantics they follow:
+
+* :func:`quantize_symmetric`: absmax, ``scale = max|w| / (2**(bits-1) - 1)``, codes rounded half to
+  even (``numpy.rint``, like ``torch.round``);
+* :func:`quantize_asymmetric`: PyTorch's ``MinMaxObserver`` affine scheme: the range is widened to
+  include 0, ``scale = (max - min) / (2**bits - 1)``, ``zero_point = -round(min / scale)``, codes
+  in ``[0, 2**bits - 1]``, rounding half to even;
+* granularity for both: per tensor (``axis=None``), per channel (``axis=k``: one scale per index
+  along axis k) or group-wise (``group_size=g``: one scale per g consecutive weights of the last
+  axis);
+* :func:`quantize_q8_0` / :func:`quantize_q4_0`: llama.cpp's reference block formats, bit for bit
+  (``quantize_row_q8_0_ref`` / ``quantize_row_q4_0_ref``).
+
+Example:
+    >>> import numpy as np
+    >>> w = np.array([0.5, -1.0, 0.25, 0.0])
+    >>> q = quantize_symmetric(w, bits=8)
+    >>> q.codes.tolist(), round(q.scale.item(), 6)
+    ([64, -127, 32, 0], 0.007874)
+"""
+
+from __future__ import annotations
+
+from promptdojo.quantization.llamacpp import (
+    BlockQuantized,
+    dequantize_q4_0,
+    dequantize_q8_0,
+    quantize_q4_0,
+    quantize_q8_0,
+)
+from promptdojo.quantization.metrics import (
+    FORMATS,
+    error_report,
+    max_abs_error,
+    model_size,
+    mse,
+    snr_db,
+)
+from promptdojo.quantization.uniform import (
+    QuantizedTensor,
+    pack_int4,
+    quantize_asymmetric,
+    quantize_symmetric,
+    unpack_int4,
+)
+
+__all__ = [
+    "FORMATS",
+    "BlockQuantized",
+    "QuantizedTensor",
+    "dequantize_q4_0",
+    "dequantize_q8_0",
+    "error_report",
+    "max_abs_error",
+    "model_size",
+    "mse",
+    "pack_int4",
+    "quantize_asymmetric",
+    "quantize_q4_0",
+    "quantize_q8_0",
+    "quantize_symmetric",
+    "snr_db",
+    "unpack_int4",
+]

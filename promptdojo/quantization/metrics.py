@@ -1,0 +1,81 @@
+"""What quantization costs: error measures, and the bytes a model takes in each format."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def mse(w: object, w_hat: object) -> float:
+    """Mean squared error between weights and their dequantized copy.
+
+    Example:
+        >>> mse([1.0, 2.0], [1.0, 1.5])
+        0.125
+    """
+    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    return float(np.mean((a - b) ** 2))
+
+
+def snr_db(w: object, w_hat: object) -> float:
+    """Signal-to-noise ratio in dB: ``10 log10(sum w² / sum (w - w_hat)²)``; ``inf`` if exact.
+
+    Example:
+        >>> round(snr_db([1.0, -1.0], [1.1, -1.1]), 1)
+        20.0
+    """
+    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    noise = float(np.sum((a - b) ** 2))
+    return float("inf") if noise == 0 else float(10 * np.log10(np.sum(a**2) / noise))
+
+
+def max_abs_error(w: object, w_hat: object) -> float:
+    """Largest per-weight error ``max |w - w_hat|``.
+
+    Example:
+        >>> max_abs_error([1.0, 2.0], [1.25, 2.0])
+        0.25
+    """
+    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    return float(np.max(np.abs(a - b)))
+
+
+def error_report(w: object, w_hat: object) -> dict[str, float]:
+    """MSE, SNR (dB) and maximum absolute error in one dict.
+
+    Example:
+        >>> error_report([1.0, -1.0], [1.1, -1.1])["max_abs"] == max_abs_error([1.0], [1.1])
+        True
+    """
+    return {"mse": mse(w, w_hat), "snr_db": snr_db(w, w_hat), "max_abs": max_abs_error(w, w_hat)}
+
+
+#: Bits per weight of common storage formats (llama.cpp block formats include their fp16 scales).
+FORMATS: dict[str, float] = {
+    "fp32": 32.0,
+    "fp16": 16.0,
+    "bf16": 16.0,
+    "Q8_0": 8.5,
+    "Q4_0": 4.5,
+    "int8": 8.0,
+    "int4": 4.0,
+}
+
+
+def model_size(n_params: int, fmt: str) -> int:
+    """Bytes to store ``n_params`` weights in format ``fmt`` (see :data:`FORMATS`).
+
+    Example:
+        >>> model_size(8_000_000_000, "Q4_0") / 1e9
+        4.5
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    if int(n_params) != n_params or n_params < 0:
+        raise ValueError(f"n_params must be a whole number >= 0, got {n_params!r}")
+    return round(n_params * FORMATS[fmt] / 8)
