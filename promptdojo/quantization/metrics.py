@@ -5,6 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def _pair(w: object, w_hat: object) -> tuple[np.ndarray, np.ndarray]:
+    """Weights and their dequantized copy as float64 arrays of one shape."""
+    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    return a, b
+
+
 def mse(w: object, w_hat: object) -> float:
     """Mean squared error between weights and their dequantized copy.
 
@@ -12,9 +20,7 @@ def mse(w: object, w_hat: object) -> float:
         >>> mse([1.0, 2.0], [1.0, 1.5])
         0.125
     """
-    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    a, b = _pair(w, w_hat)
     return float(np.mean((a - b) ** 2))
 
 
@@ -25,9 +31,7 @@ def snr_db(w: object, w_hat: object) -> float:
         >>> round(snr_db([1.0, -1.0], [1.1, -1.1]), 1)
         20.0
     """
-    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    a, b = _pair(w, w_hat)
     noise = float(np.sum((a - b) ** 2))
     return float("inf") if noise == 0 else float(10 * np.log10(np.sum(a**2) / noise))
 
@@ -39,9 +43,7 @@ def max_abs_error(w: object, w_hat: object) -> float:
         >>> max_abs_error([1.0, 2.0], [1.25, 2.0])
         0.25
     """
-    a, b = np.asarray(w, dtype=np.float64), np.asarray(w_hat, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    a, b = _pair(w, w_hat)
     return float(np.max(np.abs(a - b)))
 
 
