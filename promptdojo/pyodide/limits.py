@@ -1,9 +1,22 @@
 """How a runaway cell is stopped in Pyodide, wherever it runs: the page's worker or the Node check.
 
-First SIGINT goes into the interrupt buffer (Python raises ``KeyboardInterrupt`` in the cell);
-if the cell has not ended :data:`STOP_GRACE_SECONDS` later, its worker is terminated. The page
-gets this number through the kernel config, the Node check through its job.
+First SIGINT goes into the interrupt buffer (Python raises ``KeyboardInterrupt`` in the cell).
+Python clears the buffer the moment it takes the interrupt, so :data:`STOP_GRACE_SECONDS` later
+the buffer tells the two cases apart:
+
+* still set: Python is stuck outside its interpreter loop (in C code, say) and the worker is
+  terminated at once;
+* cleared: the cell is winding down (its ``except``/``finally`` blocks, the traceback being
+  written up, a result message on its way) and gets :data:`STOP_WIND_DOWN_SECONDS` more before
+  the worker is terminated.
+
+Deciding by the buffer, not by the clock alone, is what keeps a busy machine from turning an
+interrupt that worked into a restart. The page gets these numbers through the kernel config,
+the Node check through its job.
 """
 
-#: Seconds an interrupted cell may take to end before its worker is terminated.
+#: Seconds Python has to take the interrupt before its worker is terminated.
 STOP_GRACE_SECONDS = 1.5
+
+#: Seconds more for a cell that took the interrupt to end (it is still answering Python).
+STOP_WIND_DOWN_SECONDS = 5.0

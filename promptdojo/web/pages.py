@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST
-from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
+from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 
 router = APIRouter()
@@ -135,6 +135,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # Shared with Python: set here, so the page never holds its own copy.
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
+            "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }

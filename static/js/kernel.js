@@ -1,14 +1,15 @@
 // The page's client of the kernel worker: starts the worker, queues runs, routes output to
 // callers, and stops runaway cells: first with an interrupt (Python raises KeyboardInterrupt),
-// then, if the cell has not ended `config.stopGraceMs` later, by replacing the worker with a
-// fresh one. The messages are defined in protocol.js.
+// then, if Python has not taken the interrupt `config.stopGraceMs` later (or took it but the cell
+// has not ended `config.stopWindDownMs` after that), by replacing the worker with a fresh one.
+// The rule is promptdojo.pyodide.limits'. The messages are defined in protocol.js.
 import { FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
 
 export class KernelClient {
   /**
    * @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server
    *   (`promptdojo.web.pages`): URLs, packages, and the shared limits `timeLimit` (seconds) and
-   *   `stopGraceMs`.
+   *   `stopGraceMs` and `stopWindDownMs`.
    */
   constructor(config) {
     this.config = config;
@@ -165,10 +166,27 @@ export class KernelClient {
     // starting right now. A queued run is also cancelled outright.
     if (this.current !== id) this.worker.postMessage({ type: TO_WORKER.CANCEL, id });
     if (this.interrupt) Atomics.store(this.interrupt, 0, SIGINT);
-    run.graceTimer = setTimeout(
-      () => this.restart(`the cell did not stop after ${why.replace(/^you /, "you had ")}`),
-      this.interrupt ? this.config.stopGraceMs : 0,
-    );
+    const grace = this.interrupt ? this.config.stopGraceMs : 0;
+    run.graceTimer = setTimeout(() => this.graceOver(id), grace);
+  }
+
+  /**
+   * Run `id` has not ended within the grace period after its interrupt. Python clears the
+   * interrupt buffer when it takes the interrupt: if it did, the cell is winding down (its
+   * `finally` blocks, its traceback, a result already on its way on a busy machine) and gets
+   * `stopWindDownMs` more; if it did not, Python is stuck outside its interpreter loop and the
+   * worker is replaced.
+   */
+  graceOver(id) {
+    const run = this.runs.get(id);
+    if (!run) return;
+    const taken = this.interrupt != null && Atomics.load(this.interrupt, 0) === 0;
+    if (taken && !run.windingDown) {
+      run.windingDown = true;
+      run.graceTimer = setTimeout(() => this.graceOver(id), this.config.stopWindDownMs);
+      return;
+    }
+    this.restart(`the cell did not stop after ${run.why.replace(/^you /, "you had ")}`);
   }
 
   /** The newest run the learner started (not a setup cell or a replay). */

@@ -136,3 +136,37 @@ def test_after_restart_python_the_steps_setup_runs_again(page: Page, server: Ser
     # The hidden setup cell defined `greeting` again in the fresh Python.
     expect(shout.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
     expect(shout.locator(".cell-output")).to_have_text("HELLO")
+
+
+def test_a_cell_that_took_the_interrupt_may_wind_down(page: Page, server: Server) -> None:
+    # Python takes the interrupt at once, then its `finally` runs for 2.5 s: past the grace period
+    # (1.5 s), within the wind-down. The worker lives, and the traceback is the cell's own.
+    page.goto(f"{server.url}/lessons/runaway/4")
+    wait_ready(page)
+    token = page.evaluate("window.promptdojoKernel.worker.__token = 'first'")
+    tidy = click_run(page, "tidy")
+    expect(tidy.locator(".cell-status")).to_have_text("Running…")
+    tidy.get_by_role("button", name="Stop").click()
+    expect(tidy.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=20_000)
+    expect(tidy.locator(".cell-output")).to_contain_text("KeyboardInterrupt")
+    assert page.evaluate("window.promptdojoKernel.worker.__token") == token
+
+
+def test_a_cell_that_never_takes_the_interrupt_gets_a_new_python(
+    page: Page, server: Server
+) -> None:
+    # `sum(range(...))` loops in C: the interrupt is never taken, so the worker is replaced after
+    # the grace period, without waiting out the wind-down.
+    page.goto(f"{server.url}/lessons/runaway/4")
+    wait_ready(page)
+    token = page.evaluate("window.promptdojoKernel.worker.__token = 'first'")
+    stuck = click_run(page, "stuck")
+    expect(stuck.locator(".cell-status")).to_have_text("Running…")
+    stuck.get_by_role("button", name="Stop").click()
+    expect(stuck.locator(".cell-status")).to_have_text(
+        "Python was restarted (the cell did not stop after you had pressed Stop); "
+        "replayed 0 earlier cell(s).",
+        timeout=20_000,
+    )
+    wait_ready(page)
+    assert page.evaluate("window.promptdojoKernel.worker.__token") != token

@@ -23,7 +23,7 @@ from promptdojo.course.model import Lesson, Step
 from promptdojo.pyodide.bundle import build_bundle
 from promptdojo.pyodide.cache import missing, not_cached_message
 from promptdojo.pyodide.dist import core_dir
-from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
+from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.node import CHECKER, boot_module, node
 from promptdojo.pyodide.release import Release
@@ -80,6 +80,7 @@ def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Back
         "source": str(Path(promptdojo.__file__).resolve().parent),
         "script": SCRIPT,
         "graceMs": STOP_GRACE_SECONDS * 1000,
+        "windDownMs": STOP_WIND_DOWN_SECONDS * 1000,
     }
 
     def run(lesson: Lesson, step: Step) -> StepResult:

@@ -2,12 +2,12 @@
 //
 // Pyodide runs in a worker thread, booted by boot.js (the browser worker's own bootstrap). The
 // main thread enforces each cell's time limit the way the browser does: it writes SIGINT into the
-// interrupt buffer, and if the cell is still running after a grace period it terminates the
-// worker. The script is Python (promptdojo.checking.backends.pyodide_step): it judges with the
+// interrupt buffer; if Python has not taken it (cleared the buffer) a grace period later, or took
+// it but the cell is still running a wind-down period after that, it terminates the worker. The script is Python (promptdojo.checking.backends.pyodide_step): it judges with the
 // same rules as the CPython check, and talks to this file through the pd* globals below.
 //
-// JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, ...the script's own}
-// (graceMs: promptdojo.pyodide.limits.STOP_GRACE_SECONDS, in milliseconds)
+// JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, windDownMs, ...}
+// (promptdojo.pyodide.limits.STOP_GRACE_SECONDS and STOP_WIND_DOWN_SECONDS, in milliseconds)
 // OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null}
 import { readFile, writeFile } from "node:fs/promises";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -65,10 +65,15 @@ async function main() {
       timer = setTimeout(() => {
         Atomics.store(flags, 1, 1);
         Atomics.store(flags, 0, 2); // SIGINT: Python raises KeyboardInterrupt in the cell
-        killer = setTimeout(async () => {
+        const kill = async () => {
           result.crashed = `a cell ran past its ${message.seconds} s time limit and did not stop`;
           await worker.terminate();
           await finish();
+        };
+        killer = setTimeout(() => {
+          const taken = Atomics.load(flags, 0) === 0;
+          killer = taken ? setTimeout(kill, job.windDownMs) : null;
+          if (!taken) kill();
         }, job.graceMs);
       }, message.seconds * 1000);
     } else if (message.type === "stop") {
