@@ -19,7 +19,7 @@ FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mj
 help:
 	@echo "make serve   set up, build, and serve the lessons at http://$(HOST):$(PORT)"
 	@echo "make test    set up, build, lint, and run every test (browser tests included)"
-	@echo "make build   build the front-end assets only"
+	@echo "make build   build the front-end assets and the memory snapshot"
 	@echo "make test-pyodide  run the library's tests in real Pyodide 0.29.0 with numpy"
 	@echo "make bench   run every benchmark under bench/ and rewrite BENCHMARKS.md"
 	@echo "make clean   remove the venv, node_modules and built assets"
@@ -39,9 +39,13 @@ $(NODE_OK): package.json package-lock.json
 $(ASSETS): $(NODE_OK) $(FRONTEND_SOURCES)
 	npm run --silent build
 
-build: $(ASSETS)
+# The memory snapshot pages restore (promptdojo.pyodide.snapshot): made once per Pyodide build and
+# library version, in .cache/snapshots/; this prints its name and size.
+build: $(ASSETS) $(INSTALLED)
+	$(BIN)/promptdojo pyodide snapshot
 
 install: $(INSTALLED) $(ASSETS)
+	@$(BIN)/promptdojo pyodide snapshot
 
 serve: install
 	$(BIN)/promptdojo serve lessons --host $(HOST) --port $(PORT)

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from promptdojo.pyodide.snapshot import DEFAULT_SNAPSHOT_CACHE, SnapshotError
+
 app = typer.Typer(
     name="promptdojo",
     help="Interactive lessons on LLM inference: serve them, author them, check them.",
@@ -54,6 +56,29 @@ def pyodide_fetch(
     typer.echo(f"{cache}: {', '.join(lock.with_dependencies(packages or ['numpy']))} cached")
 
 
+@pyodide_app.command("snapshot")
+def pyodide_snapshot(
+    pyodide_dir: Annotated[
+        Path | None,
+        typer.Option(help="An unpacked Pyodide release (default: the built-in core)."),
+    ] = None,
+    cache: Annotated[Path, typer.Option(help="Where snapshots are kept.")] = DEFAULT_SNAPSHOT_CACHE,
+) -> None:
+    """Make (or find) the memory snapshot pages restore, and print its name and size."""
+    from promptdojo.pyodide.bundle import build_bundle
+    from promptdojo.pyodide.dist import PyodideUnavailableError, core_dir
+    from promptdojo.pyodide.release import Release, ReleaseError
+    from promptdojo.pyodide.snapshot import SnapshotError, ensure_snapshot
+
+    try:
+        core = Release.open(pyodide_dir.resolve()).path if pyodide_dir else core_dir()
+        snapshot = ensure_snapshot(core, build_bundle(), cache.resolve())
+    except (PyodideUnavailableError, ReleaseError, SnapshotError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"memory snapshot {snapshot.describe()}")
+
+
 @app.command()
 def serve(
     lessons_dir: Annotated[
@@ -94,6 +119,20 @@ def serve(
             "built-in core."
         ),
     ] = None,
+    snapshot_cache: Annotated[
+        Path,
+        typer.Option(help="Where memory snapshots are kept (made there when missing)."),
+    ] = DEFAULT_SNAPSHOT_CACHE,
+    no_snapshot: Annotated[
+        bool,
+        typer.Option(
+            "--no-snapshot",
+            help="Boot Python from scratch on every page instead of restoring a memory snapshot "
+            "(slower; for debugging the boot). By default the server makes a snapshot of the "
+            "served Pyodide with the lesson library imported (in --snapshot-cache, a few "
+            "seconds, once per Pyodide build and library version) and pages restore it.",
+        ),
+    ] = False,
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
     ] = "info",
@@ -116,6 +155,7 @@ def serve(
         package_cache_dir=(package_cache or DEFAULT_CACHE).resolve(),
         package_upstream=None if offline else package_upstream or DEFAULT_UPSTREAM,
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
+        snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
     )
     try:
         application = create_app(settings)
@@ -183,6 +223,18 @@ def check(
             "holds, instead of the built-in core (implies --pyodide)."
         ),
     ] = None,
+    snapshot_cache: Annotated[
+        Path,
+        typer.Option(help="Under --pyodide, where memory snapshots are kept (made when missing)."),
+    ] = DEFAULT_SNAPSHOT_CACHE,
+    no_snapshot: Annotated[
+        bool,
+        typer.Option(
+            "--no-snapshot",
+            help="Under --pyodide, boot Python from scratch for each step instead of restoring "
+            "the memory snapshot pages restore (for debugging the boot).",
+        ),
+    ] = False,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
 
@@ -201,15 +253,20 @@ def check(
         except ReleaseError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-    code = run_check(
-        paths or [Path("lessons")],
-        jobs=jobs,
-        junit_xml=junit_xml,
-        record=record,
-        check_outputs=check_outputs,
-        pyodide_cache=cache if pyodide and release is None else None,
-        pyodide_release=release,
-    )
+    try:
+        code = run_check(
+            paths or [Path("lessons")],
+            jobs=jobs,
+            junit_xml=junit_xml,
+            record=record,
+            check_outputs=check_outputs,
+            pyodide_cache=cache if pyodide and release is None else None,
+            pyodide_release=release,
+            snapshot_cache=None if no_snapshot else snapshot_cache,
+        )
+    except SnapshotError as exc:
+        typer.echo(f"error: {exc} (or check with --no-snapshot)", err=True)
+        raise typer.Exit(2) from None
     raise typer.Exit(code)
 
 

@@ -30,17 +30,22 @@ def run_check(
     check_outputs: bool = False,
     pyodide_cache: Path | None = None,
     pyodide_release: Release | None = None,
+    snapshot_cache: Path | None = None,
 ) -> int:
     """Run the check, print as it goes, write the reports; return the exit status.
 
     ``pyodide_cache`` runs the cells in the built-in Pyodide with packages from that cache;
-    ``pyodide_release`` runs them in an unpacked Pyodide release with its own wheels.
+    ``pyodide_release`` runs them in an unpacked Pyodide release with its own wheels. Either
+    restores the memory snapshot kept in ``snapshot_cache``, made there if missing (``None``:
+    every step boots from scratch).
     """
     run_step = None
     if pyodide_cache is not None or pyodide_release is not None:
         from promptdojo.checking.backends.pyodide import pyodide_step_runner
 
-        run_step = pyodide_step_runner(pyodide_cache or Path("."), pyodide_release)
+        run_step = pyodide_step_runner(
+            pyodide_cache or Path("."), pyodide_release, snapshot_cache=snapshot_cache
+        )
     echo: Callable[[str], None] = print
     if interactive():
         result = _with_progress(paths, jobs, run_step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,10 +16,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
 from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
-from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import RELEASE_URL, Release
+from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, ensure_snapshot
 from promptdojo.web import pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
@@ -33,6 +35,21 @@ from promptdojo.web.staticfiles import ImmutableStaticFiles
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
 mimetypes.add_type("text/javascript", ".js")
+
+log = logging.getLogger("promptdojo.web")
+
+
+def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot | None:
+    """The memory snapshot pages restore, made now if needed; ``None`` means cold boots."""
+    if settings.snapshot_cache_dir is None:
+        return None
+    try:
+        snapshot = ensure_snapshot(core, bundle, settings.snapshot_cache_dir)
+    except SnapshotError as exc:
+        log.warning("%s; pages will boot Python without a snapshot", exc)
+        return None
+    log.info("memory snapshot %s", snapshot.describe())
+    return snapshot
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -87,6 +104,8 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.catalog = Catalog.load(lessons_dir, lock)
     app.state.bundle = build_bundle()
+    core = release.path if release is not None else manifest.pyodide_dir
+    app.state.snapshot = _snapshot(settings, core, app.state.bundle)
 
     if settings.reload:
 
@@ -115,7 +134,13 @@ def create_app(settings: Settings) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if "text/html" not in request.headers.get("accept", "") or request.url.path.startswith(
-            (ASSETS_URL, RELEASE_URL, pyodide_files.PACKAGES_URL, pyodide_files.BUNDLE_URL)
+            (
+                ASSETS_URL,
+                RELEASE_URL,
+                pyodide_files.PACKAGES_URL,
+                pyodide_files.BUNDLE_URL,
+                pyodide_files.SNAPSHOT_URL,
+            )
         ):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
         return templates.TemplateResponse(

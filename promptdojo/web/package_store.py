@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,23 @@ class PackageStore:
             return None
         self._verified[path] = signature
         return path
+
+    def on_hand(self, names: Iterable[str]) -> list[str]:
+        """Wheel file names of ``names`` and their dependencies that are served without a fetch.
+
+        Step pages preload these, so the lesson's packages download while Python starts.
+        """
+        try:
+            wanted = self.lock.with_dependencies(names)
+        except PackageError:
+            return []
+        files = [self.lock.packages[name]["file_name"] for name in wanted]
+        return [
+            f
+            for f in files
+            if (self.release_dir is not None and (self.release_dir / f).is_file())
+            or self._cached(self._by_file[f]) is not None
+        ]
 
     async def get(self, file_name: str) -> Path:
         """The path of ``file_name`` to serve, fetching it first if need be."""

@@ -17,7 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 from promptdojo.course import Lesson
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
-from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
+from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
 router = APIRouter()
 
@@ -130,12 +130,21 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "pyodideUrl": state.pyodide_url,
             "packagesUrl": PACKAGES_URL + "/",
             "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
+            "snapshot": (
+                {"url": f"{SNAPSHOT_URL}/{snap.filename}", "sha256": snap.sha256}
+                if (snap := state.snapshot) is not None
+                else None
+            ),
             "packages": list(lesson.packages),
             "lesson": lesson.id,
             # Shared with Python: set here, so the page never holds its own copy.
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
+            # Wheels on hand for the lesson's packages: the page preloads them.
+            "wheels": [
+                f"{PACKAGES_URL}/{name}" for name in state.packages.on_hand(lesson.packages)
+            ],
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }

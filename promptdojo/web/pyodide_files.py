@@ -1,4 +1,4 @@
-"""What the kernel worker fetches besides the Pyodide core: the learner bundle and packages."""
+"""What the kernel worker fetches besides the Pyodide core: the bundle, snapshot and packages."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from promptdojo.web.package_store import PackageUnavailableError
 from promptdojo.web.staticfiles import IMMUTABLE
 
 BUNDLE_URL = "/bundle"
+SNAPSHOT_URL = "/snapshot"
 PACKAGES_URL = "/packages"
 _WHEEL_NAME = re.compile(r"^[A-Za-z0-9_.+-]+\.(whl|zip|tar)$")
 
@@ -24,6 +25,26 @@ async def learner_bundle(request: Request, filename: str) -> Response:
     if filename != bundle.filename:
         raise HTTPException(404, f"no bundle {filename!r}; the current one is {bundle.filename}")
     return Response(bundle.data, media_type="application/zip", headers={"cache-control": IMMUTABLE})
+
+
+@router.get(SNAPSHOT_URL + "/{filename}", include_in_schema=False)
+async def memory_snapshot(request: Request, filename: str) -> Response:
+    """The memory snapshot the worker restores, under its content hash, sent precompressed."""
+    snapshot = request.app.state.snapshot
+    if snapshot is None or filename != snapshot.filename:
+        current = snapshot.filename if snapshot else "none (this server boots Python cold)"
+        raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
+    accepted = {
+        part.split(";")[0].strip() for part in request.headers.get("accept-encoding", "").split(",")
+    }
+    headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
+    for encoding, suffix in (("br", "br"), ("gzip", "gz")):
+        if encoding in accepted and snapshot.encoded(suffix).is_file():
+            headers["content-encoding"] = encoding
+            return FileResponse(
+                snapshot.encoded(suffix), media_type="application/octet-stream", headers=headers
+            )
+    return FileResponse(snapshot.path, media_type="application/octet-stream", headers=headers)
 
 
 @router.get(PACKAGES_URL + "/{filename}", include_in_schema=False)

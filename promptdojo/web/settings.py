@@ -23,5 +23,7 @@ class Settings:
     package_upstream: str | None = None
     #: An unpacked full Pyodide release to serve instead of the built-in core (offline classes).
     pyodide_dir: Path | None = None
+    #: Where memory snapshots are kept and made (``None``: no snapshot; every page boots cold).
+    snapshot_cache_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
     assets_dir: Path | None = None

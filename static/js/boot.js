@@ -23,8 +23,79 @@ function streamWriter(emit) {
   };
 }
 
+/** Unpack the learner bundle and put it first on `sys.path`. */
+function installLibrary(pyodide, bundle) {
+  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
+  const sys = pyodide.pyimport("sys");
+  sys.path.insert(0, LIBRARY_DIR);
+  sys.destroy?.();
+}
+
 /**
- * Boot Pyodide, install the learner bundle and import the cell kernel (`promptdojo.kernel`).
+ * Run in a restored interpreter before anything else. The file system is not part of a memory
+ * snapshot, so the bundle is unpacked again (its modules already imported stay imported; `sys.path`
+ * already holds its folder). `random`, if the snapshot imported it, holds the generator state
+ * of the build: it is seeded again from the browser's `crypto`, as a cold boot would be.
+ */
+const AFTER_RESTORE = `
+import sys
+if "random" in sys.modules:
+    sys.modules["random"].seed()
+import promptdojo.kernel
+`;
+
+/**
+ * The snapshot's bytes, if their SHA-256 is `sha256` (hex). Where the Web Crypto digest is
+ * missing (a page served over plain HTTP from another host), the restore itself is the check.
+ */
+export async function checkedSnapshot(bytes, sha256) {
+  const data = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  if (!globalThis.crypto?.subtle) return data;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  if (hex !== sha256) {
+    const expected = sha256.slice(0, 12);
+    throw new Error(`the snapshot is damaged: its SHA-256 is ${hex.slice(0, 12)}…, not ${expected}…`);
+  }
+  return data;
+}
+
+/**
+ * Make a memory snapshot (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot`): the
+ * interpreter with the learner bundle installed and `promptdojo.kernel` imported. No package is
+ * loaded (Pyodide cannot snapshot after loading one with native code), and no JavaScript object
+ * is held by Python. Returns the bytes.
+ */
+export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
+  const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
+  installLibrary(pyodide, bundle);
+  pyodide.runPython("import promptdojo.kernel\nimport gc\ngc.collect()");
+  return pyodide.makeMemorySnapshot();
+}
+
+/**
+ * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be.
+ * Pyodide awaits the promise itself, after it has started fetching its lock file and loader.
+ */
+async function restore(loadPyodide, config, snapshot, bundle) {
+  const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
+  pyodide.runPython(AFTER_RESTORE);
+  return pyodide;
+}
+
+/** Boot an interpreter from scratch and install the learner bundle. */
+async function coldBoot(loadPyodide, config, bundle) {
+  const pyodide = await loadPyodide(config);
+  installLibrary(pyodide, bundle);
+  return pyodide;
+}
+
+/**
+ * Boot Pyodide, install the learner bundle and import the cell kernel (`promptdojo.kernel`):
+ * from a memory snapshot when one is given, else (or when anything about it fails: fetching,
+ * its hash, the restore, the first statement after it) from scratch, with `snapshotFailed` in
+ * the ready phase's detail.
  *
  * @param {object} options
  * @param {Function} options.loadPyodide  `loadPyodide` from the pinned `pyodide` package.
@@ -32,6 +103,7 @@ function streamWriter(emit) {
  * @param {string} [options.packageBaseUrl]  Where package wheels named in the lock file live.
  * @param {string[]} [options.packages]  Pyodide packages the lesson needs, e.g. ["numpy"].
  * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
+ * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
  * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
@@ -43,28 +115,37 @@ export async function bootCellRunner({
   packageBaseUrl,
   packages = [],
   bundle,
+  snapshot,
   onStream,
   onPhase = () => {},
   pyodideOptions = {},
 }) {
   // Packages are requested through loadPyodide's own `packages` option, so their download runs
   // in parallel with the interpreter's start instead of after it.
-  onPhase("starting", { packages });
-  const config = { indexURL, packages, ...pyodideOptions };
-  if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
+  onPhase("starting", { packages, snapshot: Boolean(snapshot) });
   const bootErrors = [];
-  const pyodide = await loadPyodide({
-    ...config,
+  const config = {
+    indexURL,
+    packages,
+    ...pyodideOptions,
     // Pyodide reports a package it could not load on stderr during boot; keep those lines.
     stderr: (line) => bootErrors.push(line),
-  });
+  };
+  if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
+  let pyodide = null;
+  let snapshotFailed = null;
+  if (snapshot) {
+    try {
+      pyodide = await restore(loadPyodide, config, snapshot, bundle);
+    } catch (error) {
+      const why = String(error?.message ?? error).trim().split("\n").at(-1);
+      snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
+      onPhase("starting", { packages, snapshot: false, snapshotFailed });
+    }
+  }
+  pyodide ??= await coldBoot(loadPyodide, config, bundle);
   pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
   pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
-
-  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
-  const sys = pyodide.pyimport("sys");
-  sys.path.insert(0, LIBRARY_DIR);
-  sys.destroy?.();
   const kernelModule = pyodide.pyimport("promptdojo.kernel");
   // Packages already loaded here came in with the interpreter's start, not after it.
   onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
@@ -97,7 +178,8 @@ export async function bootCellRunner({
   }
   const runner = new CellRunner(pyodide, pyKernel, missing);
   const loaded = packages.filter((name) => !(name in missing));
-  onPhase("ready", { missing: Object.keys(missing), loaded });
+  const restored = Boolean(snapshot) && !snapshotFailed;
+  onPhase("ready", { missing: Object.keys(missing), loaded, restored, snapshotFailed });
   return runner;
 }
 

@@ -25,6 +25,10 @@ export function phaseText(phase, detail, downloaded) {
     text += ` (${formatBytes(downloaded)} downloaded)`;
   }
   if (phase === "error") text += `: ${detail.message}`;
+  if (phase === "ready" && detail.snapshotFailed) {
+    // Said once, on the ready line; the page works as after any cold boot.
+    text += ` (started from scratch: ${detail.snapshotFailed})`;
+  }
   if (phase === "ready" && detail.missing?.length) {
     text += ` (without ${detail.missing.join(", ")}: see the message when a cell imports it)`;
   }

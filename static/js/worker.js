@@ -1,6 +1,6 @@
 // The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
 // defined in protocol.js.
-import { bootCellRunner } from "./boot.js";
+import { bootCellRunner, checkedSnapshot } from "./boot.js";
 import { FROM_WORKER, interruptedResult, TO_WORKER } from "./protocol.js";
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
@@ -64,6 +64,13 @@ function watchDownloads() {
   return () => observer.disconnect();
 }
 
+/** The memory snapshot's bytes, checked against their SHA-256; rejects with the reason. */
+async function fetchSnapshot({ url, sha256 }) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`the snapshot could not be fetched (HTTP ${response.status})`);
+  return checkedSnapshot(await response.arrayBuffer(), sha256);
+}
+
 async function init(config) {
   const phase = (name, detail = {}) =>
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
@@ -73,6 +80,9 @@ async function init(config) {
     if (!response.ok) throw new Error(`learner bundle: HTTP ${response.status}`);
     return response.arrayBuffer();
   });
+  // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
+  const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
+  snapshot?.catch(() => {}); // reported by the boot, which falls back
   const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
   try {
     return await bootCellRunner({
@@ -81,6 +91,7 @@ async function init(config) {
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
       packages: config.packages,
       bundle: await bundle,
+      snapshot,
       onStream,
       onPhase: phase,
     });

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Locator, Page
+    from playwright.sync_api import Browser, Locator, Page
 
 CHROMIUM = Path(os.environ.get("PROMPTDOJO_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -55,12 +55,24 @@ class Server:
     log: Path
 
 
+#: The checkout's snapshot cache (``make build`` fills it): every test server shares it, so a
+#: snapshot is made once per Pyodide build, not once per server.
+SNAPSHOTS = Path(__file__).resolve().parents[2] / ".cache" / "snapshots"
+
+
 def start_server(
     lessons: Path, tmp: Path, *extra: str, python: Path | str = sys.executable
 ) -> Server:
-    """Start ``promptdojo serve`` on a free loopback port and wait until it answers."""
+    """Start ``promptdojo serve`` on a free loopback port and wait until it answers.
+
+    The server restores pages from a memory snapshot in :data:`SNAPSHOTS` unless ``extra``
+    says otherwise (``--no-snapshot``, ``--snapshot-cache``); one it has to make first can
+    take half a minute on a busy machine, hence the generous wait.
+    """
     port = _free_port()
     log = tmp / f"server-{port}.log"
+    if not {"--no-snapshot", "--snapshot-cache"} & set(extra):
+        extra = (*extra, "--snapshot-cache", str(SNAPSHOTS))
     process = subprocess.Popen(
         [str(python), "-m", "promptdojo", "serve", str(lessons), "--port", str(port), *extra],
         stdout=log.open("wb"),
@@ -68,7 +80,7 @@ def start_server(
         cwd=tmp,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited early:\n{log.read_text()}")
@@ -78,7 +90,7 @@ def start_server(
         except OSError:
             time.sleep(0.1)
     process.kill()
-    raise RuntimeError(f"server did not answer within 30 s:\n{log.read_text()}")
+    raise RuntimeError(f"server did not answer within 120 s:\n{log.read_text()}")
 
 
 def stop_server(server: Server) -> None:
@@ -187,3 +199,29 @@ def run(page: Page, cell_id: str) -> None:
 
     cell = click_run(page, cell_id)
     expect(cell.locator(".cell-status")).not_to_have_text("Running…", timeout=30_000)
+
+
+#: The detail of the kernel's latest "ready" phase: {restored, snapshotFailed, loaded, missing}.
+READY = "window.promptdojoKernel.phases.filter(([phase]) => phase === 'ready').at(-1)[1]"
+
+
+def run_code(page: Page, code: str) -> str:
+    """Run ``code`` in the page's kernel (no cell) and return what it printed."""
+    return page.evaluate(
+        """async (code) => {
+          let out = "";
+          const onStream = (name, text) => { out += text; };
+          const options = { key: "t", cellId: "t", onStream };
+          const result = await window.promptdojoKernel.run(code, options);
+          return result.ok ? out : `${result.error_type}: ${result.error_message}`;
+        }""",
+        code,
+    )
+
+
+def fresh_page(browser: Browser, url: str) -> Page:
+    """A page in a new browser profile (no HTTP cache), booted."""
+    page = browser.new_context().new_page()
+    page.goto(url)
+    wait_ready(page)
+    return page

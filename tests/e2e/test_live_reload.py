@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server, start_server, stop_server
+from tests.e2e.conftest import Server, start_server, stop_server, wait_ready
 
 
 @pytest.fixture
@@ -29,6 +29,8 @@ def test_editing_a_step_refreshes_the_open_page(page: Page, authoring: tuple[Ser
     step = lesson / "01-where-am-i.md"
     step.write_text(step.read_text().replace("Where does this code run?", "Edited live"))
     expect(page.locator("h1")).to_have_text("Edited live", timeout=15_000)
+    # Python finishes booting before the server stops: no request is cut off mid-flight.
+    wait_ready(page)
 
 
 def test_breaking_a_lesson_shows_its_errors_then_fixing_it_recovers(
@@ -44,3 +46,4 @@ def test_breaking_a_lesson_shows_its_errors_then_fixing_it_recovers(
     expect(page.locator(".diagnostics")).to_contain_text("02-errors.md:6: Python syntax error")
     step.write_text(good)
     expect(page.locator("h1")).to_have_text("Errors point at your line", timeout=15_000)
+    wait_ready(page)

@@ -27,6 +27,7 @@ from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.node import CHECKER, boot_module, node
 from promptdojo.pyodide.release import Release
+from promptdojo.pyodide.snapshot import ensure_snapshot
 
 #: Pyodide boot time allowed per step, on top of the cells' own limits.
 BOOT_SECONDS = 60.0
@@ -54,11 +55,17 @@ def _crashed(done) -> str:
     return f"Node exited with {done.returncode}: {done.stderr.strip()[-300:]}"
 
 
-def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Backend:
+def pyodide_step_runner(
+    cache_dir: Path, release: Release | None = None, *, snapshot_cache: Path | None = None
+) -> Backend:
     """A backend for :func:`promptdojo.checking.orchestrator.check` that uses Pyodide.
 
     By default the built-in core runs, with packages from ``cache_dir``. With ``release`` (an
     unpacked Pyodide release, ``--pyodide-dir``) that release runs, with the wheels it holds.
+
+    With ``snapshot_cache``, every step restores the memory snapshot that pages restore (made
+    there if missing), so the check proves the cells on a restored interpreter; a step whose
+    restore fails fails, rather than quietly booting from scratch.
     """
     executable = node()
     if release is not None:
@@ -70,7 +77,13 @@ def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Back
     bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
     atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
     bundle = bundle_dir / "bundle.zip"
-    bundle.write_bytes(build_bundle().data)
+    learner_bundle = build_bundle()
+    bundle.write_bytes(learner_bundle.data)
+    snapshot = (
+        ensure_snapshot(core, learner_bundle, snapshot_cache.resolve())
+        if snapshot_cache is not None
+        else None
+    )
     cache_dir = cache_dir.resolve()
     base_job = {
         "boot": str(boot_module()),
@@ -81,6 +94,7 @@ def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Back
         "script": SCRIPT,
         "graceMs": STOP_GRACE_SECONDS * 1000,
         "windDownMs": STOP_WIND_DOWN_SECONDS * 1000,
+        "snapshot": ({"path": str(snapshot.path), "sha256": snapshot.sha256} if snapshot else None),
     }
 
     def run(lesson: Lesson, step: Step) -> StepResult:
@@ -107,6 +121,10 @@ def pyodide_step_runner(cache_dir: Path, release: Release | None = None) -> Back
         if data.get("missing"):
             names = sorted(data["missing"])
             return StepResult(lesson, step, _not_run(step, not_cached_message(names, cache_dir)), 0)
+        failed = (data.get("boot") or {}).get("snapshotFailed")
+        if snapshot is not None and failed:
+            why = f"{failed} (a page would boot from scratch; --no-snapshot does so here)"
+            return StepResult(lesson, step, complete(step, [], why), 0.0)
         outcomes = [CellOutcome.from_dict(d) for d in data.get("outcomes", [])]
         why = data.get("crashed") or ended.why
         outcomes = complete(step, outcomes, why or "the Pyodide process ended early")

@@ -1,16 +1,23 @@
 // Boot Pyodide under Node with the browser worker's own boot.js: shared by run.mjs and check.mjs.
 //
 // The job names every path: "boot" (boot.js), "pyodide" (the core folder), "packageDir" (cached
-// package wheels), "packages" (to load) and "bundle" (the learner bundle zip).
+// package wheels), "packages" (to load), "bundle" (the learner bundle zip) and, optionally,
+// "snapshot" {path, sha256}: a memory snapshot to restore (promptdojo.pyodide.snapshot).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-export async function bootInNode(job, onStream = () => {}) {
+export async function bootInNode(job, onStream = () => {}, onPhase = () => {}) {
   const core = path.resolve(job.pyodide) + path.sep;
   const cache = path.resolve(job.packageDir ?? ".") + path.sep;
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-  const { bootCellRunner } = await import(pathToFileURL(path.resolve(job.boot)).href);
+  const { bootCellRunner, checkedSnapshot } = await import(
+    pathToFileURL(path.resolve(job.boot)).href
+  );
+  const snapshot = job.snapshot
+    ? readFile(job.snapshot.path).then((bytes) => checkedSnapshot(bytes, job.snapshot.sha256))
+    : undefined;
+  snapshot?.catch(() => {}); // reported by the boot, which falls back
   return bootCellRunner({
     loadPyodide,
     indexURL: core,
@@ -18,7 +25,9 @@ export async function bootInNode(job, onStream = () => {}) {
     packageBaseUrl: cache,
     packages: job.packages ?? [],
     bundle: new Uint8Array(await readFile(job.bundle)),
+    snapshot,
     onStream,
+    onPhase,
     pyodideOptions: { packageCacheDir: cache },
   });
 }

@@ -8,7 +8,8 @@
 //
 // JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, windDownMs, ...}
 // (promptdojo.pyodide.limits.STOP_GRACE_SECONDS and STOP_WIND_DOWN_SECONDS, in milliseconds)
-// OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null}
+// OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null,
+//            boot: the ready phase's detail ({restored, snapshotFailed, ...})}
 import { readFile, writeFile } from "node:fs/promises";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { bootInNode } from "./boot_node.mjs";
@@ -16,7 +17,9 @@ import { bootInNode } from "./boot_node.mjs";
 async function workerMain() {
   const { job, shared } = workerData;
   const flags = new Int32Array(shared);
-  const runner = await bootInNode(job);
+  const runner = await bootInNode(job, undefined, (phase, detail) => {
+    if (phase === "ready") parentPort.postMessage({ type: "boot", detail });
+  });
   if (Object.keys(runner.missingPackages).length) {
     parentPort.postMessage({ type: "missing", missing: runner.missingPackages });
     return;
@@ -46,7 +49,7 @@ async function main() {
   const job = JSON.parse(await readFile(jobPath, "utf8"));
   const shared = new SharedArrayBuffer(8);
   const flags = new Int32Array(shared);
-  const result = { outcomes: [], missing: {}, crashed: null };
+  const result = { outcomes: [], missing: {}, crashed: null, boot: null };
   let timer = null;
   let killer = null;
   const clear = () => {
@@ -76,6 +79,8 @@ async function main() {
           if (!taken) kill();
         }, job.graceMs);
       }, message.seconds * 1000);
+    } else if (message.type === "boot") {
+      result.boot = message.detail;
     } else if (message.type === "stop") {
       clear();
     } else if (message.type === "outcome") {

@@ -1,0 +1,144 @@
+"""Memory snapshots: a booted Pyodide, saved so that a page restores it instead of booting.
+
+A snapshot holds the interpreter after start-up with the learner bundle installed and
+``promptdojo.kernel`` imported; no package is loaded (Pyodide cannot snapshot after loading one
+with native code, so numpy loads after the restore). It is made in Node by ``node/snapshot.mjs``
+with ``boot.js``'s own ``makeSnapshot``, and is valid only for the exact Pyodide build, bundle and
+boot code it was made with. Those inputs name its cache folder, so a change to any of them makes
+a new snapshot; the file itself is named by its content hash and served immutable.
+
+This depends on Pyodide's private snapshot API (``_makeSnapshot``, ``makeMemorySnapshot`` and
+``_loadSnapshot``). The page falls back to a cold boot whenever a snapshot fails, and the tests
+restore one in Chromium and in Node for every Pyodide version we serve, so an upgrade that breaks
+the API fails there rather than on a learner's page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptdojo.pyodide.bundle import LearnerBundle
+from promptdojo.pyodide.node import HERE, boot_module, node
+
+#: The Node script that makes a snapshot.
+MAKER = HERE / "snapshot.mjs"
+#: The default cache folder for snapshots (beside the package cache).
+DEFAULT_SNAPSHOT_CACHE = Path(".cache/snapshots")
+#: The name of the snapshot file inside its cache folder.
+_FILE = "snapshot.bin"
+#: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
+#: a file damaged on disk or on the way is never restored.
+_DIGEST = "snapshot.sha256"
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot could not be made; the message says why and what still works."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot on disk, with its compressed copies beside it (``.br``, ``.gz``)."""
+
+    path: Path
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        """Content-hashed name, safe to cache forever."""
+        return f"snapshot-{self.sha256[:16]}.bin"
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def encoded(self, encoding: str) -> Path:
+        """The copy compressed with ``encoding`` (``br`` or ``gz``)."""
+        return self.path.with_name(f"{self.path.name}.{encoding}")
+
+    def describe(self) -> str:
+        """One line for a build log: name and sizes."""
+        line = f"{self.filename}: {self.size / 1e6:.1f} MB"
+        for encoding, name in (("br", "brotli"), ("gz", "gzip")):
+            if self.encoded(encoding).is_file():
+                line += f", {self.encoded(encoding).stat().st_size / 1e6:.1f} MB with {name}"
+                break
+        return line
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
+    """What the snapshot depends on: the Pyodide build, the bundle, and the code that makes it."""
+    parts = {
+        "pyodide": {
+            name: _sha256(core / name)
+            for name in sorted(p.name for p in core.iterdir())
+            if name.startswith(("pyodide.", "python_stdlib"))
+            and not name.endswith((".br", ".gz", ".map"))
+        },
+        "bundle": bundle.digest,
+        "boot": _sha256(boot_module()),
+        "maker": _sha256(MAKER),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def cached_snapshot(core: Path, bundle: LearnerBundle, cache_dir: Path) -> Snapshot | None:
+    """The snapshot made earlier for these inputs, or ``None``."""
+    folder = cache_dir / snapshot_key(core, bundle)
+    try:
+        digest = (folder / _DIGEST).read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    return Snapshot(folder / _FILE, digest) if (folder / _FILE).is_file() else None
+
+
+def ensure_snapshot(
+    core: Path, bundle: LearnerBundle, cache_dir: Path, *, timeout: float = 300
+) -> Snapshot:
+    """The snapshot for ``core`` and ``bundle``: from ``cache_dir``, or made now (a few seconds).
+
+    Raises :class:`SnapshotError` if Node cannot make one.
+    """
+    found = cached_snapshot(core, bundle, cache_dir)
+    if found is not None:
+        return found
+    folder = cache_dir / snapshot_key(core, bundle)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="promptdojo-snapshot-") as tmp:
+        bundle_file = Path(tmp) / "bundle.zip"
+        bundle_file.write_bytes(bundle.data)
+        job = {
+            "boot": str(boot_module()),
+            "pyodide": str(core),
+            "bundle": str(bundle_file),
+            "out": str(folder / _FILE),
+        }
+        job_file = Path(tmp) / "job.json"
+        job_file.write_text(json.dumps(job))
+        try:
+            done = subprocess.run(
+                [node(), str(MAKER), str(job_file)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
+            raise SnapshotError(f"no snapshot for {core}: {error}") from error
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SnapshotError(f"no snapshot for {core}: {last}")
+    digest = _sha256(folder / _FILE)
+    (folder / _DIGEST).write_text(digest + "\n", encoding="ascii")
+    return Snapshot(folder / _FILE, digest)

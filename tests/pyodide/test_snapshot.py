@@ -1,0 +1,93 @@
+"""Memory snapshots: made in Node, reproducible, keyed by what they hold, restored by the check."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.dist import core_dir
+from promptdojo.pyodide.snapshot import (
+    SnapshotError,
+    cached_snapshot,
+    ensure_snapshot,
+    snapshot_key,
+)
+from tests.conftest import ROOT
+from tests.e2e.conftest import SNAPSHOTS
+from tests.support.snapshots import damaged, plant
+
+STDLIB = ROOT / "tests" / "fixtures" / "pyodide" / "stdlib"
+
+
+def check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "promptdojo", "check", "--pyodide", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "CI": "true"},
+        timeout=900,
+    )
+
+
+def test_two_builds_give_the_same_bytes(tmp_path: Path) -> None:
+    shared = ensure_snapshot(core_dir(), build_bundle(), SNAPSHOTS)
+    fresh = ensure_snapshot(core_dir(), build_bundle(), tmp_path)
+    assert fresh.path != shared.path
+    assert fresh.sha256 == shared.sha256
+    assert fresh.path.read_bytes() == shared.path.read_bytes()
+    assert fresh.filename == f"snapshot-{fresh.sha256[:16]}.bin"
+    # Served precompressed: both copies are there, and smaller.
+    assert fresh.encoded("br").stat().st_size < fresh.size / 3
+    assert fresh.encoded("gz").stat().st_size < fresh.size / 3
+
+
+def test_the_key_follows_the_bundle_and_the_pyodide_build(tmp_path: Path) -> None:
+    bundle = build_bundle()
+    other_bundle = dataclasses.replace(bundle, digest="0" * 16)
+    assert snapshot_key(core_dir(), bundle) != snapshot_key(core_dir(), other_bundle)
+    core = tmp_path / "core"
+    core.mkdir()
+    for path in core_dir().iterdir():
+        if path.is_file():
+            (core / path.name).write_bytes(path.read_bytes())
+    assert snapshot_key(core, bundle) == snapshot_key(core_dir(), bundle)
+    (core / "python_stdlib.zip").write_bytes(b"another stdlib")
+    assert snapshot_key(core, bundle) != snapshot_key(core_dir(), bundle)
+
+
+def test_a_cache_folder_without_its_digest_is_not_a_snapshot(tmp_path: Path) -> None:
+    folder = plant(tmp_path, core_dir(), b"bytes")
+    assert cached_snapshot(core_dir(), build_bundle(), tmp_path) is not None
+    (folder / "snapshot.sha256").unlink()
+    assert cached_snapshot(core_dir(), build_bundle(), tmp_path) is None
+
+
+def test_no_pyodide_there_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match=f"no snapshot for {tmp_path}"):
+        ensure_snapshot(tmp_path, build_bundle(), tmp_path / "cache")
+
+
+def test_the_check_restores_the_snapshot_and_fails_a_damaged_one(tmp_path: Path) -> None:
+    """Under --pyodide every step restores the snapshot; one that is damaged fails the step."""
+    lesson = tmp_path / "stdlib"
+    lesson.mkdir()
+    for name in ("lesson.yaml", "01-passes.md"):
+        if (STDLIB / name).is_file():
+            (lesson / name).write_bytes((STDLIB / name).read_bytes())
+    passed = check(str(lesson), "--snapshot-cache", str(SNAPSHOTS))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    data, digest = damaged(core_dir())
+    plant(tmp_path / "cache", core_dir(), data, digest=digest)
+    failed = check(str(lesson), "--snapshot-cache", str(tmp_path / "cache"))
+    assert failed.returncode == 1
+    assert "the snapshot is damaged: its SHA-256 is" in failed.stdout
+    assert "--no-snapshot" in failed.stdout
+    cold = check(str(lesson), "--snapshot-cache", str(tmp_path / "cache"), "--no-snapshot")
+    assert cold.returncode == 0, cold.stdout + cold.stderr

@@ -1,0 +1,72 @@
+"""The snapshot route and the page's kernel config: what the worker restores, and its hash."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from promptdojo.pyodide.dist import core_dir
+from promptdojo.web.app import create_app
+from promptdojo.web.settings import Settings
+from tests.support.snapshots import plant
+
+DATA = b"a planted snapshot " * 1000
+
+
+def kernel_config(client: TestClient) -> dict:
+    page = client.get("/lessons/hello/1").text
+    meta = re.search(r'<meta name="promptdojo-kernel" content="([^"]+)"', page)
+    assert meta is not None
+    return json.loads(meta.group(1).replace("&#34;", '"').replace("&amp;", "&"))
+
+
+def test_the_page_names_the_snapshot_and_it_is_served_immutable(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    plant(tmp_path / "snapshots", core_dir(), DATA)
+    app = create_app(
+        Settings(lessons_dir=fixture_lessons, snapshot_cache_dir=tmp_path / "snapshots")
+    )
+    client = TestClient(app)
+    snapshot = kernel_config(client)["snapshot"]
+    digest = hashlib.sha256(DATA).hexdigest()
+    assert snapshot == {"url": f"/snapshot/snapshot-{digest[:16]}.bin", "sha256": digest}
+    assert (
+        f'<link rel="preload" as="fetch" crossorigin href="{snapshot["url"]}">'
+        in client.get("/lessons/hello/1").text
+    )
+    # Precompressed: sent as stored (httpx would decode it; read the raw stream).
+    with client.stream("GET", snapshot["url"], headers={"accept-encoding": "gzip"}) as response:
+        raw = b"".join(response.iter_raw())
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert gzip.decompress(raw) == DATA
+    plain = client.get(snapshot["url"], headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.content == DATA
+
+
+def test_another_snapshot_name_is_404_with_the_current_one(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    plant(tmp_path / "snapshots", core_dir(), DATA)
+    app = create_app(
+        Settings(lessons_dir=fixture_lessons, snapshot_cache_dir=tmp_path / "snapshots")
+    )
+    response = TestClient(app).get("/snapshot/snapshot-0000000000000000.bin")
+    assert response.status_code == 404
+    digest = hashlib.sha256(DATA).hexdigest()
+    assert response.json()["detail"].endswith(f"the current one is snapshot-{digest[:16]}.bin")
+
+
+def test_without_snapshots_the_page_boots_cold(client: TestClient) -> None:
+    assert kernel_config(client)["snapshot"] is None
+    response = client.get("/snapshot/snapshot-0000000000000000.bin")
+    assert response.status_code == 404
+    assert "this server boots Python cold" in response.json()["detail"]
