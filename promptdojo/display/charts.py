@@ -166,8 +166,9 @@ def error_histogram(
     marks = dict(marks or {})
     lo = min([float(data.min()), *marks.values()])
     hi = max([float(data.max()), *marks.values()])
-    pad = 0.04 * (hi - lo) if marks else 0.0
-    counts, edges = np.histogram(data, bins=bins, range=(lo - pad, hi + pad) if hi > lo else None)
+    # With marks, the outer bin edges sit on the outermost marks (or beyond, if data is), so a bar
+    # never straddles a mark.
+    counts, edges = np.histogram(data, bins=bins, range=(lo, hi) if hi > lo else None)
     ticks = y_ticks(nice_max(float(counts.max())))
     x0 = left_margin(ticks, "weights")
     width, height = x0 + 400, 260 + (16 if marks else 0)
@@ -195,11 +196,12 @@ def error_histogram(
     for edge, anchor in ((edges[0], x0), (edges[-1], x1)):
         body.append(f"<text x='{anchor}' y='{y1 + 16}' text-anchor='middle'>{fmt(edge)}</text>")
     for name, value in marks.items():
-        x, side = x_of(value), -4 if value < 0 else 4
-        body.append(
+        x, left_half = x_of(value), x_of(value) < (x0 + x1) / 2
+        label_x = x + (4 if left_half else -4)
+        body.append(  # the label runs towards the middle, away from the axis and its ticks
             f"<line x1='{x:.1f}' y1='{y0 - 12}' x2='{x:.1f}' y2='{y1}' stroke='{PALETTE[3]}' "
-            f"stroke-width='2' stroke-dasharray='5 3'/><text x='{x + side:.1f}' "
-            f"y='{y0 - 4}' text-anchor='{'end' if value < 0 else 'start'}' fill='{PALETTE[3]}'>"
+            f"stroke-width='2' stroke-dasharray='5 3'/><text x='{label_x:.1f}' "
+            f"y='{y0 - 4}' text-anchor='{'start' if left_half else 'end'}' fill='{PALETTE[3]}'>"
             f"{esc(name)} {fmt(value)}</text>"
         )
     rows = [

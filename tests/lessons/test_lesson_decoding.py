@@ -188,6 +188,27 @@ def test_step_seven_claims_hold_on_its_sample_and_on_the_whole_text(heldout_scor
     assert [s for s in FORMATS[1:] if whole[s][0] <= 2] == ["Q8_0"]
 
 
+def test_runs_past_the_training_context_are_named() -> None:
+    model = TinyLM.load()
+    assert model.config.context == 128
+    two = " ".join(prose(2).split())
+    assert "The 11-character prompt plus 120 new ones runs to 131 positions" in two
+    assert len("Return the ") + 120 == 131
+    assert 'model.generate("Return the ", max_new_tokens=120' in prose(2)
+    assert "1 prompt character plus 128 new ones" in " ".join(prose(4).split())
+
+
+def test_step_five_plots_models_only_within_their_context() -> None:
+    five = prose(5)
+    growth = five.split("kv_cache_growth(")[1].split("\n)")[0]
+    names = re.findall(r'"([^"]+)"', growth.split("for name in")[1].split(")")[0])
+    assert names, growth
+    for name in names:
+        assert MODELS[name].max_context >= 32_768, name
+    assert "max_tokens=32_768" in growth
+    assert 'MODELS["Llama-3-8B"]' not in five
+
+
 def test_step_four_states_the_counts_it_prints() -> None:
     four = " ".join(prose(4).split())
     model = TinyLM.load()

@@ -177,3 +177,10 @@ def test_histogram_marks_the_half_steps_it_is_asked_to() -> None:
     dashed = [line for line in root.iter(f"{SVG}line") if line.get("stroke-dasharray")]
     assert len(dashed) == 2
     assert "+half step" in repr(fig)
+    # No bar straddles a mark: every bar lies between the two dashed lines.
+    low, high = sorted(float(line.get("x1")) for line in dashed)
+    bars = [r for r in root.iter(f"{SVG}rect") if float(r.get("height")) > 0]
+    assert bars
+    for r in bars:
+        x, w = float(r.get("x")), float(r.get("width"))
+        assert low - 0.1 <= x and x + w <= high + 0.1, (x, w, low, high)
