@@ -183,4 +183,5 @@ def test_histogram_marks_the_half_steps_it_is_asked_to() -> None:
     assert bars
     for r in bars:
         x, w = float(r.get("x")), float(r.get("width"))
-        assert low - 0.1 <= x and x + w <= high + 0.1, (x, w, low, high)
+        assert low - 0.1 <= x, (x, low)
+        assert x + w <= high + 0.1, (x + w, high)
