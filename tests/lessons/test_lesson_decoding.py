@@ -9,7 +9,7 @@ import pytest
 
 from promptdojo.checking.record import load_records
 from promptdojo.course import load_lesson
-from promptdojo.kvcache import MODELS, kv_bytes_per_token, kv_cache_bytes, paged_blocks
+from promptdojo.kvcache import MODELS, CostCounter, kv_bytes_per_token, kv_cache_bytes, paged_blocks
 from promptdojo.quantization import model_size, quantize_q4_0, quantize_q8_0
 from promptdojo.tinylm import CharTokenizer, TinyLM
 from promptdojo.tinylm.model import HELDOUT
@@ -192,10 +192,18 @@ def test_runs_past_the_training_context_are_named() -> None:
     model = TinyLM.load()
     assert model.config.context == 128
     two = " ".join(prose(2).split())
-    assert "The 11-character prompt plus 120 new ones runs to 131 positions" in two
-    assert len("Return the ") + 120 == 131
+    assert "The 11-character prompt plus 120 new ones makes 131 characters" in two
+    assert "the last is predicted from the 130 before it" in two
     assert 'model.generate("Return the ", max_new_tokens=120' in prose(2)
-    assert "1 prompt character plus 128 new ones" in " ".join(prose(4).split())
+    # Generating n characters after a prompt of p feeds the model at most p + n - 1 positions.
+    counter = CostCounter()
+    model.generate("Return the ", 120, counter=counter)
+    assert (
+        counter.per_step()[-1] == model.forward_cost(1, 129).total
+    )  # the last step: 130 positions
+    four = " ".join(prose(4).split())
+    assert "the model reads at most 128 positions" in four
+    assert model.generation_cost("x", 128).per_step()[-1] == model.forward_cost(1, 127).total
 
 
 def test_step_five_plots_models_only_within_their_context() -> None:
