@@ -271,3 +271,12 @@ def test_step_six_formats_table_and_step_ratio_match_the_library() -> None:
     assert np.median(ratio) == pytest.approx(7 / 8, abs=1e-3)
     assert "blocks of 32" in six
     assert "legacy formats" in six
+
+
+def test_step_six_q4_0_clips_opposite_weights_above_fifteen_sixteenths() -> None:
+    assert "larger than 15/16 of the extreme is clipped" in " ".join(prose(6).split())
+    for x, clipped in ((0.93, False), (0.95, True), (1.0, True)):
+        block = np.zeros(32)
+        block[0], block[1] = -1.0, x  # the extreme is -1: d = 1/8, codes reach +7 steps
+        error = abs(float(quantize_q4_0(block).dequantize()[1]) - x)
+        assert (error > 0.5 / 8) == clipped, (x, error)
