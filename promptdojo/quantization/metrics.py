@@ -82,9 +82,9 @@ FORMATS: dict[str, float] = {
 def decode_tokens_per_second(weight_bytes: float, bandwidth: float) -> float:
     """An upper bound on decoding speed when memory bandwidth is the limit.
 
-    Generating one token reads every weight once (batch 1), and weight-only formats are expanded
-    back to floats on the fly after reading, so the time per token is at least ``weight_bytes /
-    bandwidth``: fewer bytes, more tokens per second. Real engines reach a fraction of it (the KV
+    Generating one token reads every weight once (batch 1), and reading, not arithmetic, is the
+    bottleneck (weight-only formats are expanded back to floats after reading), so the time per
+    token is at least ``weight_bytes / bandwidth``: fewer bytes, more tokens per second. Real engines reach a fraction of it (the KV
     cache is read too, and kernels do not run at peak bandwidth).
 
     Example:
