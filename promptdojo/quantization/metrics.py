@@ -84,8 +84,9 @@ def decode_tokens_per_second(weight_bytes: float, bandwidth: float) -> float:
 
     Generating one token reads every weight once (batch 1), and reading, not arithmetic, is the
     bottleneck (weight-only formats are expanded back to floats after reading), so the time per
-    token is at least ``weight_bytes / bandwidth``: fewer bytes, more tokens per second. Real engines reach a fraction of it (the KV
-    cache is read too, and kernels do not run at peak bandwidth).
+    token is at least ``weight_bytes / bandwidth``: fewer bytes, more tokens per second. Real
+    engines reach a fraction of it (the KV cache is read too, and kernels do not run at peak
+    bandwidth).
 
     Example:
         >>> round(decode_tokens_per_second(16e9, bandwidth=1e12))  # 16 GB of weights at 1 TB/s
