@@ -2,8 +2,9 @@
 
 The package has three rooms:
 
-* the learner library (``decoding``, ``kvcache``, ``quantization``, ``display``, ``tinylm`` and the
-  cell ``kernel``): numpy and the standard library only, so it runs unchanged in Pyodide;
+* the learner library (``decoding``, ``kvcache``, ``kvmemory``, ``quantization``, ``display``,
+  ``tinylm`` and the cell ``kernel``): numpy and the standard library only, so it runs unchanged
+  in Pyodide;
 * authoring and checking (``course``, ``checking``);
 * the web server and browser runtime (``web``).
 

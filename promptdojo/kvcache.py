@@ -5,11 +5,17 @@
   ``h // (n_heads // n_kv_heads)``, as in Llama and Mistral.
 * :class:`KVCache` holds keys and values per layer, grows by one position per generated token and
   reports its shape and bytes.
-* :class:`CostCounter` counts multiply-adds, so cached decoding (O(n) per token) can be compared
-  with recomputing the prefix (O(n²) per token) by numbers, not by stopwatch.
+* :class:`CostCounter` counts multiply-adds, so cached decoding can be compared with recomputing
+  the prefix by numbers, not by stopwatch: per token, the cache does the projections once and
+  one attention row that grows with the length; recomputing redoes every position's projections
+  (linear in the length) and the whole attention matrix (quadratic).
 * :data:`MODELS` and :func:`kv_bytes_per_token` give the memory budget of real models:
-  ``2 · layers · kv_heads · head_dim · bytes`` per token, times tokens and batch.
-* :func:`paged_blocks` and :func:`check_capacity` do vLLM's paged-attention arithmetic.
+  ``2 · layers · kv_heads · head_dim · bytes`` per token, times tokens and batch;
+  :meth:`ModelConfig.from_hf_config` reads any model's ``config.json``.
+* :func:`paged_blocks`, :func:`kv_cache_budget`, :func:`kv_blocks_that_fit` and
+  :func:`sessions_that_fit` do vLLM's paged-attention arithmetic.
+
+The memory half lives in :mod:`promptdojo.kvmemory` and is re-exported here.
 
 Example:
     >>> kv_bytes_per_token(MODELS["Llama-3-8B"]) // 1024
@@ -23,7 +29,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from promptdojo.kvmemory import (
+    GB,
+    GIB,
+    MODELS,
+    CapacityError,
+    ModelConfig,
+    PagedLayout,
+    format_bytes,
+    kv_blocks_that_fit,
+    kv_bytes_per_token,
+    kv_cache_budget,
+    kv_cache_bytes,
+    paged_blocks,
+    sessions_that_fit,
+)
+
 __all__ = [
+    "GB",
+    "GIB",
     "MODELS",
     "CapacityError",
     "CostCounter",
@@ -32,11 +56,13 @@ __all__ = [
     "PagedLayout",
     "attention",
     "causal_mask",
-    "check_capacity",
     "format_bytes",
+    "kv_blocks_that_fit",
     "kv_bytes_per_token",
+    "kv_cache_budget",
     "kv_cache_bytes",
     "paged_blocks",
+    "sessions_that_fit",
 ]
 
 
@@ -193,156 +219,3 @@ class KVCache:
     def nbytes(self) -> int:
         """Bytes the cached positions take (not the spare capacity)."""
         return int(np.prod(self.shape)) * self.dtype.itemsize
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """The attention shape of a model, as in its Hugging Face ``config.json``.
-
-    Example:
-        >>> MODELS["Qwen2.5-7B"].attention, MODELS["GPT-2 small"].attention
-        ('GQA', 'MHA')
-    """
-
-    name: str
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    max_context: int
-    params_b: float
-
-    @property
-    def attention(self) -> str:
-        """ "MHA", "GQA" or "MQA"."""
-        if self.kv_heads == self.heads:
-            return "MHA"
-        return "MQA" if self.kv_heads == 1 else "GQA"
-
-
-#: Published configs (``num_hidden_layers``, ``num_attention_heads``, ``num_key_value_heads``,
-#: ``hidden_size / num_attention_heads``, ``max_position_embeddings``).
-MODELS: dict[str, ModelConfig] = {
-    m.name: m
-    for m in (
-        ModelConfig("GPT-2 small", 12, 12, 12, 64, 1024, 0.124),
-        ModelConfig("Llama-2-7B", 32, 32, 32, 128, 4096, 6.7),
-        ModelConfig("Llama-3-8B", 32, 32, 8, 128, 8192, 8.0),
-        ModelConfig("Mistral-7B", 32, 32, 8, 128, 32768, 7.2),
-        ModelConfig("Qwen2.5-7B", 28, 28, 4, 128, 32768, 7.6),
-        ModelConfig("Llama-3-70B", 80, 64, 8, 128, 8192, 70.6),
-    )
-}
-
-_DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
-
-
-def _bytes_per_value(dtype: str | int) -> float:
-    if isinstance(dtype, int | float) and not isinstance(dtype, bool):
-        if dtype <= 0:
-            raise ValueError(f"bytes per value must be > 0, got {dtype}")
-        return float(dtype)
-    if dtype not in _DTYPE_BYTES:
-        raise ValueError(f"unknown cache dtype {dtype!r}; known: {', '.join(_DTYPE_BYTES)}")
-    return float(_DTYPE_BYTES[dtype])
-
-
-def kv_bytes_per_token(model: ModelConfig, dtype: str | int = "fp16") -> int:
-    """``2 · layers · kv_heads · head_dim · bytes``: K and V of one token in every layer.
-
-    Example:
-        >>> kv_bytes_per_token(MODELS["Llama-2-7B"]) // 1024  # no GQA: 4x Llama-3-8B
-        512
-    """
-    return int(2 * model.layers * model.kv_heads * model.head_dim * _bytes_per_value(dtype))
-
-
-def kv_cache_bytes(
-    model: ModelConfig, tokens: int, batch: int = 1, dtype: str | int = "fp16"
-) -> int:
-    """KV cache for ``batch`` sequences of ``tokens`` tokens each.
-
-    Example:
-        >>> format_bytes(kv_cache_bytes(MODELS["Llama-3-8B"], tokens=32_768))
-        '4.00 GiB'
-    """
-    if tokens < 0 or batch < 0:
-        raise ValueError("tokens and batch must be >= 0")
-    return kv_bytes_per_token(model, dtype) * int(tokens) * int(batch)
-
-
-def format_bytes(n: float) -> str:
-    """Bytes in binary units, e.g. ``'4.00 GiB'``.
-
-    Example:
-        >>> format_bytes(131072)
-        '128.00 KiB'
-    """
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.2f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-@dataclass(frozen=True)
-class PagedLayout:
-    """How a request's tokens land in fixed-size KV blocks (vLLM's PagedAttention)."""
-
-    tokens: int
-    block_size: int
-    blocks: int
-    wasted_slots: int
-
-    @property
-    def utilization(self) -> float:
-        """Fraction of allocated slots holding a token."""
-        return self.tokens / (self.blocks * self.block_size) if self.blocks else 1.0
-
-
-def paged_blocks(tokens: int, block_size: int = 16) -> PagedLayout:
-    """Blocks a sequence of ``tokens`` needs, and the slots left empty in its last block.
-
-    Example:
-        >>> paged_blocks(100, block_size=16)
-        PagedLayout(tokens=100, block_size=16, blocks=7, wasted_slots=12)
-    """
-    if block_size < 1 or tokens < 0:
-        raise ValueError("block_size must be >= 1 and tokens >= 0")
-    blocks = -(-int(tokens) // int(block_size))
-    return PagedLayout(int(tokens), int(block_size), blocks, blocks * block_size - tokens)
-
-
-class CapacityError(ValueError):
-    """The KV cache cannot hold even one sequence of the requested maximum length."""
-
-
-def check_capacity(
-    model: ModelConfig,
-    kv_cache_memory: int,
-    max_seq_len: int,
-    block_size: int = 16,
-    dtype: str | int = "fp16",
-) -> int:
-    """Blocks that fit in ``kv_cache_memory``; fails like vLLM when ``max_seq_len`` does not fit.
-
-    vLLM refuses to start when one sequence of ``max_model_len`` tokens needs more KV cache than it
-    has, telling you to raise ``gpu_memory_utilization`` or lower ``max_model_len``. This does the
-    same arithmetic and raises :class:`CapacityError` with the same advice.
-
-    Example:
-        >>> check_capacity(MODELS["Llama-3-8B"], 2 * 1024**3, max_seq_len=8192)
-        1024
-    """
-    per_block = kv_bytes_per_token(model, dtype) * block_size
-    num_blocks = int(kv_cache_memory // per_block)
-    needed = paged_blocks(max_seq_len, block_size).blocks
-    if needed > num_blocks:
-        fits = num_blocks * block_size
-        raise CapacityError(
-            f"The model's max seq len ({max_seq_len}) is larger than the maximum number of tokens "
-            f"that can be stored in KV cache ({fits}). Try increasing `gpu_memory_utilization` "
-            "or decreasing `max_model_len` when initializing the engine."
-        )
-    return num_blocks

@@ -9,7 +9,9 @@ Every function follows a named engine's semantics, so the numbers agree with wha
 * filters mark removed tokens with ``-inf``, as the warpers do, so they compose.
 
 The processing order is explicit: :data:`HF_ORDER` (temperature → top-k → top-p → min-p) by default,
-and any other order can be passed to :func:`process_logits`.
+:data:`LLAMA_CPP_ORDER` (temperature last) as llama.cpp's default chain runs them, and any other
+order can be passed to :func:`process_logits`; a warper that is switched on but left out of the
+order is an error, never silently skipped.
 
 Example:
     >>> import numpy as np
@@ -25,6 +27,7 @@ from __future__ import annotations
 from promptdojo.decoding.generation import BeamResult, beam_search, draw_counts, generate
 from promptdojo.decoding.sampling import (
     HF_ORDER,
+    LLAMA_CPP_ORDER,
     Sampler,
     apply_temperature,
     greedy,
@@ -40,6 +43,7 @@ from promptdojo.decoding.sampling import (
 
 __all__ = [
     "HF_ORDER",
+    "LLAMA_CPP_ORDER",
     "BeamResult",
     "Sampler",
     "apply_temperature",

@@ -13,6 +13,11 @@ import numpy as np
 #: Hugging Face's order of the sampling warpers.
 HF_ORDER: tuple[str, ...] = ("temperature", "top_k", "top_p", "min_p")
 
+#: llama.cpp's default chain, restricted to these four warpers: temperature comes last. Its full
+#: default (``common_params_sampling::samplers`` in ``common/common.h``) is penalties, DRY,
+#: top-n-sigma, top-k, typical-p, top-p, min-p, XTC, temperature, then the draw.
+LLAMA_CPP_ORDER: tuple[str, ...] = ("top_k", "top_p", "min_p", "temperature")
+
 _NEG_INF = -np.inf
 
 
@@ -195,8 +200,14 @@ _penalize = repetition_penalty  # process_logits has a parameter of the same nam
 class Sampler:
     """A decoding strategy: the knobs of an engine's sampling parameters.
 
-    ``order`` says in which order the warpers run; Hugging Face's is :data:`HF_ORDER`. ``None`` or
-    a neutral value (top_k=None, top_p=1.0, min_p=0.0) switches a warper off.
+    The defaults change nothing: ``Sampler()`` samples the model's distribution as it is
+    (temperature 1.0, no truncation), as Hugging Face's ``GenerationConfig`` does. Engines and
+    :meth:`promptdojo.tinylm.TinyLM.generate` pick other defaults; say which you use.
+
+    ``order`` says in which order the warpers run; Hugging Face's is :data:`HF_ORDER`, llama.cpp's
+    :data:`LLAMA_CPP_ORDER`. ``None`` or a neutral value (top_k=None, top_p=1.0, min_p=0.0) switches
+    a warper off; a warper that is switched on must appear in ``order``, or :class:`ValueError`
+    says which one is missing.
 
     Example:
         >>> Sampler(temperature=0).pick(np.log([0.2, 0.5, 0.3]), np.random.default_rng(0))
@@ -218,9 +229,7 @@ class Sampler:
         _check_p(self.min_p, "min_p")
         if not self.repetition_penalty > 0:
             raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty!r}")
-        unknown = set(self.order) - set(HF_ORDER)
-        if unknown or len(set(self.order)) != len(self.order):
-            raise ValueError(f"order must list distinct steps from {HF_ORDER}, got {self.order!r}")
+        _check_order(self.order, _active(self.temperature, self.top_k, self.top_p, self.min_p))
 
     def process(self, logits: object, seen: Sequence[int] = ()) -> np.ndarray:
         """The logits after the repetition penalty and the warpers, in ``order``."""
@@ -241,6 +250,34 @@ class Sampler:
         return greedy(processed) if self.temperature == 0 else int(sample(processed, rng=rng))
 
 
+def _active(temperature: float, top_k: int | None, top_p: float, min_p: float) -> list[str]:
+    """The warpers these settings switch on, in :data:`HF_ORDER`."""
+    on = {
+        "temperature": temperature != 1,
+        "top_k": top_k is not None,
+        "top_p": top_p < 1,
+        "min_p": min_p > 0,
+    }
+    return [name for name in HF_ORDER if on[name]]
+
+
+def _check_order(order: Sequence[str], active: Sequence[str]) -> None:
+    """Fail loudly on an unknown or repeated step, or on a warper switched on but not in ``order``
+    (it would be skipped without a word: ``top_k=1`` with ``order=("temperature",)`` keeps all)."""
+    unknown = [name for name in order if name not in HF_ORDER]
+    if unknown or len(set(order)) != len(order):
+        raise ValueError(
+            f"order must list distinct steps from {HF_ORDER}, got {tuple(order)!r}"
+            + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else "")
+        )
+    missing = [name for name in active if name not in order]
+    if missing:
+        raise ValueError(
+            f"{', '.join(missing)} is set but missing from order={tuple(order)!r}, so it would "
+            f"never run; add it where it belongs, e.g. order={HF_ORDER!r}"
+        )
+
+
 def process_logits(
     logits: object,
     *,
@@ -255,7 +292,8 @@ def process_logits(
     """Apply the repetition penalty, then temperature/top-k/top-p/min-p in ``order``.
 
     The order matters: top-p after temperature sees the reshaped distribution, top-p before it sees
-    the raw one, so they can keep different sets.
+    the raw one, so they can keep different sets. Every warper that is switched on must be named
+    in ``order``; leaving one out raises :class:`ValueError` instead of skipping it.
 
     Example:
         >>> x = np.log([0.5, 0.25, 0.15, 0.1])
@@ -266,6 +304,7 @@ def process_logits(
         2
     """
     x = _logits(logits)
+    _check_order(order, _active(temperature, top_k, top_p, min_p))
     if repetition_penalty != 1.0 and len(seen):
         x = _penalize(x, seen, repetition_penalty)
     steps: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -275,8 +314,6 @@ def process_logits(
         "min_p": lambda y: min_p_filter(y, min_p) if min_p > 0 else y,
     }
     for name in order:
-        if name not in steps:
-            raise ValueError(f"unknown processing step {name!r}; known: {HF_ORDER}")
         x = steps[name](x)
     return x
 

@@ -20,8 +20,9 @@ LEARNER_MODULES: tuple[str, ...] = (
     "kernel.py",
     "decoding",
     "kvcache.py",
+    "kvmemory.py",
     "quantization",
-    "display.py",
+    "display",
     "tinylm",
 )
 

@@ -7,9 +7,9 @@ Schemes and the semantics they follow:
 * :func:`quantize_asymmetric`: PyTorch's ``MinMaxObserver`` affine scheme: the range is widened to
   include 0, ``scale = (max - min) / (2**bits - 1)``, ``zero_point = -round(min / scale)``, codes
   in ``[0, 2**bits - 1]``, rounding half to even;
-* granularity for both: per tensor (``axis=None``), per channel (``axis=k``: one scale per index
-  along axis k) or group-wise (``group_size=g``: one scale per g consecutive weights of the last
-  axis);
+* granularity for both: per tensor (the default), per channel (``channel_axis=k``: one scale per
+  index along axis k, so ``channel_axis=0`` gives one scale per row) or group-wise
+  (``group_size=g``: one scale per g consecutive weights of the last axis);
 * :func:`quantize_q8_0` / :func:`quantize_q4_0`: llama.cpp's reference block formats, bit for bit
   (``quantize_row_q8_0_ref`` / ``quantize_row_q4_0_ref``).
 
@@ -32,6 +32,7 @@ from promptdojo.quantization.llamacpp import (
 )
 from promptdojo.quantization.metrics import (
     FORMATS,
+    decode_tokens_per_second,
     error_report,
     max_abs_error,
     model_size,
@@ -50,6 +51,7 @@ __all__ = [
     "FORMATS",
     "BlockQuantized",
     "QuantizedTensor",
+    "decode_tokens_per_second",
     "dequantize_q4_0",
     "dequantize_q8_0",
     "error_report",

@@ -27,10 +27,15 @@ def _bits(bits: int) -> int:
     return int(bits)
 
 
-def _grouped(w: np.ndarray, axis: int | None, group_size: int | None) -> tuple[np.ndarray, tuple]:
+def _grouped(
+    w: np.ndarray, channel_axis: int | None, group_size: int | None
+) -> tuple[np.ndarray, tuple]:
     """View ``w`` so that one reduction over the returned axes gives one scale per group."""
+    axis = channel_axis
     if axis is not None and group_size is not None:
-        raise ValueError("pass either axis (per channel) or group_size (group-wise), not both")
+        raise ValueError(
+            "pass either channel_axis (one scale per channel) or group_size (group-wise), not both"
+        )
     if group_size is not None:
         if int(group_size) != group_size or group_size < 1:
             raise ValueError(f"group_size must be a whole number >= 1, got {group_size!r}")
@@ -42,7 +47,7 @@ def _grouped(w: np.ndarray, axis: int | None, group_size: int | None) -> tuple[n
     if axis is None:
         return w, tuple(range(w.ndim))
     if not -w.ndim <= axis < w.ndim:
-        raise ValueError(f"axis {axis} is out of range for weights of shape {w.shape}")
+        raise ValueError(f"channel_axis {axis} is out of range for weights of shape {w.shape}")
     keep = axis % w.ndim
     return w, tuple(i for i in range(w.ndim) if i != keep)
 
@@ -85,21 +90,23 @@ class QuantizedTensor:
 
 
 def quantize_symmetric(
-    w: object, bits: int = 8, axis: int | None = None, group_size: int | None = None
+    w: object, bits: int = 8, channel_axis: int | None = None, group_size: int | None = None
 ) -> QuantizedTensor:
     """Absmax quantization: ``codes = rint(w / scale)``, ``scale = max|w| / (2**(bits-1) - 1)``.
 
     Codes lie in ``[-(2**(bits-1) - 1), 2**(bits-1) - 1]``; the dequantization error of each weight
-    is at most ``scale / 2``. An all-zero group gets scale 1.
+    is at most ``scale / 2``. An all-zero group gets scale 1. Who shares a scale: the whole tensor
+    (default), each channel (``channel_axis=0``: one scale per row, i.e. per output of a
+    ``(out, in)`` matrix), or each group of ``group_size`` consecutive weights along a row.
 
     Example:
-        >>> q = quantize_symmetric([[1.0, -2.0], [0.5, 0.25]], bits=4, axis=0)
+        >>> q = quantize_symmetric([[1.0, -2.0], [0.5, 0.25]], bits=4, channel_axis=0)
         >>> q.codes.tolist()
         [[4, -7], [7, 4]]
     """
     array = _weights(w)
     b = _bits(bits)
-    grouped, reduce_axes = _grouped(array, axis, group_size)
+    grouped, reduce_axes = _grouped(array, channel_axis, group_size)
     qmax = 2 ** (b - 1) - 1
     absmax = np.maximum(
         grouped.max(axis=reduce_axes, keepdims=True), -grouped.min(axis=reduce_axes, keepdims=True)
@@ -119,7 +126,7 @@ def quantize_symmetric(
 
 
 def quantize_asymmetric(
-    w: object, bits: int = 8, axis: int | None = None, group_size: int | None = None
+    w: object, bits: int = 8, channel_axis: int | None = None, group_size: int | None = None
 ) -> QuantizedTensor:
     """Affine quantization as PyTorch's ``MinMaxObserver`` (``torch.per_tensor_affine``) does it.
 
@@ -134,7 +141,7 @@ def quantize_asymmetric(
     """
     array = _weights(w)
     b = _bits(bits)
-    grouped, reduce_axes = _grouped(array, axis, group_size)
+    grouped, reduce_axes = _grouped(array, channel_axis, group_size)
     qmax = 2**b - 1
     low = np.minimum(grouped.min(axis=reduce_axes, keepdims=True), 0.0)
     high = np.maximum(grouped.max(axis=reduce_axes, keepdims=True), 0.0)

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from promptdojo import decoding, quantization
+from promptdojo import decoding
 from promptdojo.kvcache import CostCounter, KVCache, attention
 from promptdojo.tinylm import ops
+from promptdojo.tinylm.quant import QUANT_SCHEMES, fake_quantize
 from promptdojo.tinylm.tokenizer import CharTokenizer
 
 __all__ = ["QUANT_SCHEMES", "Config", "TinyLM"]
@@ -77,37 +78,15 @@ def _matrix_names(config: Config) -> list[str]:
     return names
 
 
-def _fake_quantize(rows: np.ndarray, scheme: str) -> np.ndarray:
-    """Quantize then dequantize ``rows``: one row per output channel (or per embedded token), so
-    per-channel scales, groups and llama.cpp blocks all run along a row, as in llama.cpp."""
-    if scheme == "Q8_0":
-        return quantization.quantize_q8_0(rows).dequantize().astype(rows.dtype)
-    if scheme == "Q4_0":
-        return quantization.quantize_q4_0(rows).dequantize().astype(rows.dtype)
-    bits, _, granularity = scheme.removeprefix("int").partition("-")
-    kwargs: dict[str, int] = {}
-    if granularity == "channel":
-        kwargs["axis"] = 0
-    elif granularity.startswith("g"):
-        kwargs["group_size"] = int(granularity[1:])
-    q = quantization.quantize_symmetric(rows, bits=int(bits), **kwargs)
-    return q.dequantize().astype(rows.dtype)
-
-
-#: Weight-quantization schemes :meth:`TinyLM.quantized` understands.
-QUANT_SCHEMES: tuple[str, ...] = (
-    "int8",
-    "int8-channel",
-    "Q8_0",
-    "int4-g32",
-    "Q4_0",
-    "int4-channel",
-    "int4",
-)
-
-
 class TinyLM:
-    """The model: weights, a tokenizer, a forward pass with or without a KV cache."""
+    """The model: weights, a tokenizer, a forward pass with or without a KV cache.
+
+    It was trained on windows of ``config.context`` = 128 characters. Rotary positions let it run
+    past that, but positions from 128 on are ones it never saw in training.
+    """
+
+    #: What :meth:`generate` samples with when no sampler is given.
+    DEFAULT_SAMPLER = decoding.Sampler(temperature=0.8, top_p=0.95)
 
     def __init__(
         self, config: Config, weights: dict[str, np.ndarray], tokenizer: CharTokenizer | None = None
@@ -285,6 +264,10 @@ class TinyLM:
     ) -> str:
         """Continue ``prompt`` with any decoding strategy, with the KV cache on or off.
 
+        Without a ``sampler`` it uses :attr:`DEFAULT_SAMPLER` (temperature 0.8, top-p 0.95, the
+        defaults of many chat front ends), not ``Sampler()`` (temperature 1.0, no truncation);
+        ``seed=0`` makes every call with the same arguments give the same text.
+
         Example:
             >>> model = TinyLM.load()
             >>> greedy = decoding.Sampler(temperature=0)
@@ -297,7 +280,7 @@ class TinyLM:
             self.next_logits_fn(use_cache, counter),
             tokens,
             max_new_tokens,
-            sampler=sampler or decoding.Sampler(temperature=0.8, top_p=0.95),
+            sampler=sampler or self.DEFAULT_SAMPLER,
             seed=seed,
         )
         return self.tokenizer.decode(new)
@@ -305,7 +288,14 @@ class TinyLM:
     def token_nll(
         self, text: str | None = None, window: int | None = None, n_windows: int | None = None
     ) -> np.ndarray:
-        """Negative log-likelihood (nats, float64) of every predicted character of ``text``.
+        """Negative log-likelihood of every predicted character: the first half of :meth:`score`."""
+        return self.score(text, window, n_windows)[0]
+
+    def score(
+        self, text: str | None = None, window: int | None = None, n_windows: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Negative log-likelihood (nats, float64) of every predicted character of ``text``, and
+        the model's top-1 guess (the argmax) at each of those positions.
 
         The text (default: held-out) is cut into windows of ``window + 1`` characters (default:
         the training context); in each, every character after the first is predicted from those
@@ -314,9 +304,10 @@ class TinyLM:
         ``k = windows // n_windows`` (every window when there are no more than ``n_windows``).
 
         Example:
-            >>> nll = TinyLM.load().token_nll("Return the number of items.", window=8, n_windows=2)
-            >>> nll.shape  # 26 predictions in 4 windows; every second one is scored
-            (16,)
+            >>> text = "Return the number of items."
+            >>> nll, top1 = TinyLM.load().score(text, window=8, n_windows=2)
+            >>> nll.shape, top1.shape  # 26 predictions in 4 windows; every second one is scored
+            ((16,), (16,))
         """
         text = HELDOUT.read_text(encoding="utf-8") if text is None else text
         window = window or self.config.context
@@ -328,14 +319,15 @@ class TinyLM:
             if int(n_windows) != n_windows or n_windows < 1:
                 raise ValueError(f"n_windows must be a whole number >= 1, got {n_windows!r}")
             starts = starts[:: max(1, len(starts) // int(n_windows))][: int(n_windows)]
-        nll = []
+        nll, top1 = [], []
         for start in starts:
             chunk = ids[start : start + window + 1]
             logits = self.forward(chunk[:-1]).astype(np.float64)
             logits -= logits.max(axis=-1, keepdims=True)
             log_norm = np.log(np.exp(logits).sum(axis=-1))
             nll.append(log_norm - logits[np.arange(chunk.size - 1), chunk[1:]])
-        return np.concatenate(nll)
+            top1.append(logits.argmax(axis=-1))
+        return np.concatenate(nll), np.concatenate(top1)
 
     def perplexity(
         self, text: str | None = None, window: int | None = None, n_windows: int | None = None
@@ -359,7 +351,8 @@ class TinyLM:
         Example:
             >>> model = TinyLM.load()
             >>> text = "Return the number of items in the list."
-            >>> model.quantized("int8").perplexity(text) < model.quantized("int4").perplexity(text)
+            >>> q8, q4 = model.quantized("Q8_0"), model.quantized("int4-tensor")
+            >>> q8.perplexity(text) < q4.perplexity(text)
             True
         """
         if scheme not in QUANT_SCHEMES:
@@ -369,7 +362,7 @@ class TinyLM:
             w = self.weights[name]
             # Projections are stored (in, out) for ``x @ w``; the embedding is (vocab, d_model).
             weights[name] = (
-                _fake_quantize(w, scheme) if name == "embed" else _fake_quantize(w.T, scheme).T
+                fake_quantize(w, scheme) if name == "embed" else fake_quantize(w.T, scheme).T
             )
         model = TinyLM(self.config, weights, self.tokenizer)
         model.meta = getattr(self, "meta", {})

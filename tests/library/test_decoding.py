@@ -187,3 +187,16 @@ def test_softmax_is_a_distribution(x, t) -> None:
     probs = d.softmax(x, temperature=t)
     assert probs.min() >= 0
     assert probs.sum() == pytest.approx(1.0)
+
+
+def test_a_warper_left_out_of_order_is_an_error_not_a_silent_skip() -> None:
+    logits = np.log([0.5, 0.3, 0.2])
+    with pytest.raises(ValueError, match="top_k is set but missing from order"):
+        d.Sampler(top_k=1, order=("temperature",))
+    with pytest.raises(ValueError, match="top_p is set but missing from order"):
+        d.process_logits(logits, top_p=0.5, order=("temperature",))
+    # Neutral settings need no place in the order, and llama.cpp's order is accepted.
+    assert np.isfinite(d.process_logits(logits, order=())).all()
+    kept = d.process_logits(logits, temperature=2.0, top_k=1, order=d.LLAMA_CPP_ORDER)
+    assert int(np.isfinite(kept).sum()) == 1
+    assert d.LLAMA_CPP_ORDER[-1] == "temperature"

@@ -129,9 +129,18 @@ def test_paged_blocks_and_capacity_check() -> None:
     assert layout.utilization == pytest.approx(1000 / 1008)
     model = kv.MODELS["Llama-3-8B"]
     # 2 MiB per 16-token block; 1 GiB holds 512 blocks = 8192 tokens.
-    assert kv.check_capacity(model, 1024**3, max_seq_len=8192) == 512
-    with pytest.raises(kv.CapacityError, match=r"max seq len \(8193\) is larger .* \(8192\)"):
-        kv.check_capacity(model, 1024**3, max_seq_len=8193)
+    assert kv.kv_blocks_that_fit(model, 1024**3, max_seq_len=8192) == 512
+    # vLLM V1's wording (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory).
+    expected = (
+        "To serve at least one request with the models's max seq len (8193), (1.00 GiB KV cache "
+        "is needed, which is larger than the available KV cache memory (1.00 GiB). Based on the "
+        "available memory, the estimated maximum model length is 8192. Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    )
+    with pytest.raises(kv.CapacityError) as error:
+        kv.kv_blocks_that_fit(model, 1024**3, max_seq_len=8193)
+    assert str(error.value) == expected
+    assert not hasattr(kv, "check_capacity"), "renamed: it returns a number of blocks"
 
 
 def test_bad_arguments_get_clear_errors() -> None:

@@ -39,9 +39,9 @@ def test_asymmetric_follows_pytorch_minmax_observer() -> None:
 
 def test_per_channel_and_group_scales() -> None:
     w = np.array([[1.0, 2.0, 100.0, 50.0], [0.5, -0.25, 0.1, 0.0]])
-    per_row = q.quantize_symmetric(w, bits=8, axis=0)
+    per_row = q.quantize_symmetric(w, bits=8, channel_axis=0)
     np.testing.assert_allclose(per_row.scale.ravel(), [100 / 127, 0.5 / 127])
-    per_col = q.quantize_symmetric(w, bits=8, axis=1)
+    per_col = q.quantize_symmetric(w, bits=8, channel_axis=1)
     np.testing.assert_allclose(per_col.scale.ravel(), [1 / 127, 2 / 127, 100 / 127, 50 / 127])
     grouped = q.quantize_symmetric(w, bits=8, group_size=2)
     np.testing.assert_allclose(grouped.scale.ravel(), np.array([2, 100, 0.5, 0.1]) / 127)
@@ -55,7 +55,7 @@ def test_granularity_order_of_error() -> None:
         name: q.mse(w, t.dequantize())
         for name, t in {
             "tensor": q.quantize_symmetric(w, 4),
-            "channel": q.quantize_symmetric(w, 4, axis=0),
+            "channel": q.quantize_symmetric(w, 4, channel_axis=0),
             "group": q.quantize_symmetric(w, 4, group_size=32),
         }.items()
     }
@@ -116,7 +116,10 @@ def test_model_sizes() -> None:
         (lambda: q.quantize_symmetric([], bits=8), "empty"),
         (lambda: q.quantize_symmetric([np.nan], bits=8), "NaN"),
         (lambda: q.quantize_symmetric(np.ones((2, 3)), group_size=2), "multiple of group_size"),
-        (lambda: q.quantize_symmetric(np.ones(4), axis=3), "axis 3 is out of range"),
+        (
+            lambda: q.quantize_symmetric(np.ones(4), channel_axis=3),
+            "channel_axis 3 is out of range",
+        ),
         (lambda: q.quantize_q8_0(np.ones(33)), "multiple of 32"),
         (lambda: q.model_size(10, "fp12"), "unknown format"),
     ],

@@ -159,10 +159,29 @@ def test_cost_counters_show_linear_against_quadratic_work(model: TinyLM) -> None
     assert c[60] < 1.5 * c[10]
 
 
-def test_quantized_perplexity_orders_like_llama_cpp(model: TinyLM) -> None:
+def test_quantized_perplexity_orders_by_who_shares_a_scale(model: TinyLM) -> None:
     base = model.perplexity()
-    delta = {s: model.quantized(s).perplexity() - base for s in ("int8", "int4-g32", "int4")}
-    assert abs(delta["int8"]) < delta["int4-g32"] < delta["int4"]
+    names = ("int8-tensor", "int4-g32", "int4-tensor")
+    delta = {s: model.quantized(s).perplexity() - base for s in names}
+    assert abs(delta["int8-tensor"]) < delta["int4-g32"] < delta["int4-tensor"]
+
+
+def test_score_gives_the_nll_and_the_argmax_of_the_same_forward_pass(model: TinyLM) -> None:
+    text = "Return the number of items in the list."
+    nll, top1 = model.score(text, window=16)
+    ids = model.tokenizer.encode(text)
+    logits = model.forward(ids[:16])
+    assert top1[:16].tolist() == logits.argmax(axis=-1).tolist()
+    assert np.array_equal(nll, model.token_nll(text, window=16))
+
+
+def test_generate_defaults_are_documented_and_used(model: TinyLM) -> None:
+    assert Sampler(temperature=0.8, top_p=0.95) == model.DEFAULT_SAMPLER
+    assert "temperature 0.8, top-p 0.95" in (TinyLM.generate.__doc__ or "")
+    assert model.generate("def ", 20) == model.generate("def ", 20, model.DEFAULT_SAMPLER, seed=0)
+    assert Sampler().temperature == 1.0
+    assert Sampler().top_p == 1.0
+    assert model.config.context == 128  # the lesson says so where it runs past it
 
 
 def test_heldout_text_ships_and_is_not_tiny() -> None:
