@@ -56,10 +56,16 @@ async function main() {
     clearTimeout(timer);
     clearTimeout(killer);
   };
-  const finish = async () => {
-    clear();
-    await writeFile(outPath, JSON.stringify(result));
-    process.exit(0);
+  // Once only: "done" is followed by the worker's "exit", and a second write would truncate the
+  // file the first one is finishing just as the process exits (an empty OUT).
+  let finished = null;
+  const finish = () => {
+    finished ??= (async () => {
+      clear();
+      await writeFile(outPath, JSON.stringify(result));
+      process.exit(0);
+    })();
+    return finished;
   };
   const worker = new Worker(new URL(import.meta.url), { workerData: { job, shared } });
   worker.on("message", async (message) => {
