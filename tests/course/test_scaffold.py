@@ -46,6 +46,12 @@ def test_slugify() -> None:
     assert slugify("???") == "step"
 
 
+def test_slugify_drops_apostrophes_instead_of_dashing_them() -> None:
+    assert slugify("Keeping the target's distribution") == "keeping-the-targets-distribution"
+    assert slugify("The draft’s guess") == "the-drafts-guess"
+    assert slugify("Déjà vu") == "deja-vu"
+
+
 def test_cli_new_new_step_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["new", "kv-basics"]).exit_code == 0
