@@ -130,9 +130,11 @@ def _import_rules(meta: dict[str, Any], lock: Lock | None) -> ImportRules:
     declared: set[str] = set()
     if lock is not None:
         packages = meta.get("packages")
-        names = [str(p) for p in packages if str(p).lower() in lock.packages] if isinstance(
-            packages, list
-        ) else []
+        names = (
+            [str(p) for p in packages if str(p).lower() in lock.packages]
+            if isinstance(packages, list)
+            else []
+        )
         try:
             declared = set(lock.with_dependencies(names))
         except Exception:  # an unknown package was already reported
