@@ -77,6 +77,8 @@ class StepResult:
     step: Step
     outcomes: list[CellOutcome]
     seconds: float
+    #: The one cell reported when the run named a cell (``FILE::cell-id``); ``None``: all of them.
+    selected: str | None = None
 
 
 @dataclass

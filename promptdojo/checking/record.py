@@ -25,7 +25,13 @@ def _visible(step_result: StepResult) -> dict[str, dict]:
 
 def write_records(result: CheckResult) -> list[Path]:
     """Write every step's outputs; return the files written."""
-    return [write_step_records(s.step, _visible(s)) for s in result.steps]
+    written = []
+    for step_result in result.steps:
+        outputs = _visible(step_result)
+        if step_result.selected is not None:  # one cell ran: keep the others' records
+            outputs = {**load_records(step_result.step), **outputs}
+        written.append(write_step_records(step_result.step, outputs))
+    return written
 
 
 def drift(result: CheckResult) -> list[tuple[str, str, str]]:

@@ -15,7 +15,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
-from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST
+from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
 
@@ -165,11 +165,16 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }
+        # lesson.yaml's seed: the same numbers as the check, before the step's first cell.
+        seeding = []
+        if lesson.seed is not None:
+            code = seed_code(lesson.seed, numpy="numpy" in lesson.packages)
+            seeding = [{"id": "lesson-seed", "code": code}]
         # Hidden code the page runs but does not show: setup cells and exercise checks.
         step_data = {
             "lesson": lesson.id,
             "step": step.number,
-            "setup": [{"id": c.id, "code": c.code} for c in step.setup],
+            "setup": seeding + [{"id": c.id, "code": c.code} for c in step.setup],
             "checks": {e.id: e.check.code for e in step.exercises},
             "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
         }

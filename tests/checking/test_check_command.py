@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -110,3 +111,49 @@ def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
 def test_parallel_and_serial_runs_agree(jobs: str) -> None:
     done = check(str(FIXTURES / "lessons" / "hello"), "-j", jobs)
     assert done.stdout.splitlines()[-1].startswith("6 passed, 1 failed, 1 skipped")
+
+
+def test_check_takes_one_step_file(tmp_path: Path) -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(str(step))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("PASSED")]
+    assert ids
+    assert all(i.startswith(f"{step}::3::") for i in ids)
+    assert "02-errors.md" not in done.stdout  # the failing step of the lesson did not run
+
+
+@pytest.mark.parametrize("cell", ["double", "3::double"])
+def test_check_takes_file_double_colon_cell_id_as_pytest_does(cell: str) -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(f"{step}::{cell}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    reported = [line for line in done.stdout.splitlines() if line.split(" ")[0] == "PASSED"]
+    assert [line.split()[1] for line in reported] == [f"{step}::3::double"]
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")
+
+
+def test_check_names_an_unknown_cell_and_lists_the_step_cells() -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(f"{step}::dubble")
+    assert done.returncode == 1
+    assert f"{step}: no cell 'dubble' in this step: its cells are: cell-1, shout," in done.stdout
+
+
+def test_check_names_a_missing_step_file_and_what_exists() -> None:
+    step = FIXTURES / "lessons" / "hello" / "04-nope.md"
+    done = check(str(step))
+    assert done.returncode == 1
+    assert f"{step}: no such step file: " in done.stdout
+    assert "01-where-am-i.md, 02-errors.md, 03-exercise.md" in done.stdout
+
+
+def test_recording_one_cell_keeps_the_other_records(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    record = lesson / "recorded" / "01-where-am-i.json"
+    before = json.loads(record.read_text())
+    assert set(before) == {"cell-1", "cell-2"}
+    done = check(f"{lesson / '01-where-am-i.md'}::cell-2", "--record")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(json.loads(record.read_text())) == {"cell-1", "cell-2"}

@@ -78,7 +78,7 @@ def test_cli_validate_prints_every_problem_and_fails() -> None:
 def test_cli_validate_names_a_missing_folder(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(tmp_path / "nowhere")])
     assert result.exit_code == 1
-    assert f"{tmp_path / 'nowhere'}: no such folder" in result.output
+    assert f"{tmp_path / 'nowhere'}: no such lesson folder or step file" in result.output
 
 
 def test_every_command_has_help() -> None:
