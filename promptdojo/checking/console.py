@@ -10,8 +10,15 @@ from typing import TYPE_CHECKING
 
 from promptdojo.checking.orchestrator import check
 from promptdojo.checking.outcome import CheckResult, Status, StepResult
-from promptdojo.checking.record import drift, noise_hint, write_records
-from promptdojo.checking.report import format_failure, junit_xml, plain_line, slow_cells, summary
+from promptdojo.checking.record import drift, noise_hint, stale, write_records
+from promptdojo.checking.report import (
+    format_failure,
+    junit_xml,
+    plain_line,
+    plural,
+    slow_cells,
+    summary,
+)
 
 if TYPE_CHECKING:
     from promptdojo.pyodide.release import Release
@@ -103,6 +110,8 @@ def _finish(
     if slow_warnings:
         for warning in slow_cells(result):
             echo(warning)
+    changes: list = []
+    old: list = []
     if check_outputs:
         changes = drift(result)
         for where, cell_id, diff in changes:
@@ -112,14 +121,26 @@ def _finish(
             hint = noise_hint(diff)
             if hint:
                 echo(hint)
-        if changes:
+        old = stale(result)
+        if old:
+            echo("")
+        for where, cell_id, command in old:
+            echo(
+                f"{where}: cell {cell_id!r}: recorded for an earlier version of this cell: "
+                f"run `{command}`"
+            )
+        if changes or old:
             code = 1
-            echo(f"\n{len(changes)} outputs drifted; `promptdojo check --record` accepts them")
+        if changes:
+            echo(
+                f"\n{plural(len(changes), 'output')} drifted; "
+                "`promptdojo check --record` accepts them"
+            )
     if record:
         for path in write_records(result):
             echo(f"recorded {path}")
     if junit_path is not None:
         junit_path.write_text(junit_xml(result), encoding="utf-8")
     echo("")
-    echo(f"{summary(result)} in {result.seconds:.1f} s")
+    echo(f"{summary(result, len(changes), len(old))} in {result.seconds:.1f} s")
     return code

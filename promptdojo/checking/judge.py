@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import re
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -76,6 +77,41 @@ def used_names(code: str) -> set[str]:
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<rest>.*)$')
+
+
+def learner_traceback(text: str, step: Step) -> str:
+    """A traceback numbered in the markdown file, as the learner's browser shows it.
+
+    The check compiles cells under their markdown file; the browser names each cell
+    ``<cell ID>`` and counts its lines from 1, and shows no source line under a runtime frame.
+    """
+    cells = [*step.setup, *step.cells]
+    for exercise in step.exercises:
+        cells += [exercise.check] + ([exercise.solution] if exercise.solution else [])
+    runtime = text.startswith("Traceback")
+    out: list[str] = []
+    in_frame = False
+    for line in text.splitlines(keepends=True):
+        match = _FRAME.match(line.rstrip("\n"))
+        if match and match["file"] == str(step.path):
+            number = int(match["line"])
+            cell = next(
+                (c for c in cells if c.first_line <= number <= c.first_line + c.code.count("\n")),
+                None,
+            )
+            if cell is not None:
+                local = number - cell.first_line + 1
+                out.append(f'  File "<cell {cell.id}>", line {local}{match["rest"]}\n')
+                in_frame = runtime
+                continue
+        if in_frame and line.startswith("    "):
+            continue  # the source line (and its carets): the browser has no source to show
+        in_frame = False
+        out.append(line)
+    return "".join(out)
 
 
 class Limiter(Protocol):
@@ -214,6 +250,8 @@ class StepRunner:
             if result.error_type != cell.raises:
                 message, tb = self._failure(cell, result, f"expected {cell.raises}, got")
                 return self._outcome(cell, Status.FAILED, message, traceback=tb, **extra)
+            # The error is the point of the cell: record it as the learner's browser shows it.
+            output.error = learner_traceback(result.traceback or "", self.step)
             return self._outcome(cell, Status.PASSED, **extra)
         if not result.ok:
             message, tb = self._failure(cell, result, "raised")

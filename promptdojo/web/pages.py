@@ -15,6 +15,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
+from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL
@@ -90,11 +91,6 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
         headers["content-encoding"] = "gzip"
     body = page.gzipped if zipped else page.body
     return Response(body, media_type="text/html; charset=utf-8", headers=headers)
-
-
-def _starter_hash(code: str) -> str:
-    """A short hash of a cell's starter code: the browser notices when the author changed it."""
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
 
 
 def _render(request: Request, name: str, context: dict) -> str:
@@ -184,7 +180,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "kernel": kernel,
             "step_data": step_data,
             "recorded": state.catalog.records.get((lesson.id, step.number), {}),
-            "starter_hash": _starter_hash,
+            "starter_hash": code_hash,
             # Only a lesson with mistakes (served in development) has any.
             "step_problems": step.problems,
             "lesson_problems": lesson.lesson_problems,

@@ -86,7 +86,7 @@ def test_validation_errors_fail_the_check_in_the_same_format() -> None:
     done = check(str(folder))
     assert done.returncode == 1
     assert f"{folder}/01-a.md:7: Python syntax error in cell 'cell-1'" in done.stdout
-    assert "1 validation errors" in done.stdout
+    assert "1 validation error in " in done.stdout
 
 
 def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
@@ -105,6 +105,38 @@ def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
     assert f"{step}:16: cell 'cell-2': output differs from its record" in done.stdout
     assert "-[text/plain] 42" in done.stdout
     assert "+[text/plain] 48" in done.stdout
+    assert f"{step}:16: cell 'cell-2': recorded for an earlier version of this cell: run " in (
+        done.stdout
+    )
+    assert f"`promptdojo check {step}::cell-2 --record`" in done.stdout
+    assert "\n1 output drifted; `promptdojo check --record` accepts them" in done.stdout
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("6 passed, 0 failed, 1 skipped, 1 output drifted, 1 stale record in ")
+    refresh = check(f"{step}::cell-2", "--record")
+    assert refresh.returncode == 0, refresh.stdout
+    assert check(str(lesson), "--check-outputs").returncode == 0
+
+
+def test_a_changed_cell_with_the_same_output_is_a_stale_record(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    step = lesson / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("answer = 6 * 7", "answer = 7 * 6"))
+    done = check(f"{step}", "--check-outputs")
+    assert done.returncode == 1
+    assert "output differs" not in done.stdout
+    assert f"{step}:16: cell 'cell-2': recorded for an earlier version of this cell" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("2 passed, 0 failed, 0 skipped, 1 stale record")
+
+
+def test_one_validation_error_is_singular(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    (lesson / "lesson.yaml").write_text((lesson / "lesson.yaml").read_text() + "sed: 1\n")
+    done = check(str(lesson))
+    assert done.stdout.splitlines()[-1].startswith(
+        "0 passed, 0 failed, 0 skipped, 1 validation error in "
+    )
 
 
 @pytest.mark.parametrize("jobs", ["1", "3"])

@@ -187,3 +187,20 @@ def test_the_cell_limit_respects_an_outer_alarm(tmp_path: Path) -> None:
         pass
     after, _ = signal.getitimer(signal.ITIMER_REAL)
     assert 0 < after <= before
+
+
+def test_an_expected_error_is_recorded_as_the_learner_sees_it(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python {#define}\ndef f(d):\n    return d['k']\n```\n\n"
+        "```python {#boom raises=KeyError}\nx = 1\nf({})\n```\n"
+    )
+    outcomes = {o.cell_id: o for o in StepRunner(load_lesson(tmp_path).steps[0]).run()}
+    assert outcomes["boom"].status is Status.PASSED
+    assert outcomes["boom"].output.error == (
+        "Traceback (most recent call last):\n"
+        '  File "<cell boom>", line 2, in <module>\n'
+        '  File "<cell define>", line 2, in f\n'
+        "KeyError: 'k'\n"
+    )
+    assert outcomes["define"].output.error == ""

@@ -1,0 +1,46 @@
+"""Recorded outputs on the page: errors shown as learners see them, stale records marked."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from promptdojo.web.app import create_app
+from promptdojo.web.settings import Settings
+
+HTML = {"accept": "text/html"}
+
+
+def _cell(page: str, cell_id: str) -> str:
+    start = page.index(f'id="cell-{cell_id}"')
+    return page[start : page.index("</section>", start)]
+
+
+def test_a_cell_that_raises_on_purpose_shows_its_recorded_error(client: TestClient) -> None:
+    oops = _cell(client.get("/lessons/hello/3", headers=HTML).text, "oops")
+    assert "recorded output" in oops
+    assert re.search(
+        r'<pre class="error">Traceback \(most recent call last\):\n'
+        r"  File &#34;&lt;cell oops&gt;&#34;, line 1, in &lt;module&gt;\n"
+        r"KeyError: &#39;missing&#39;\n</pre>",
+        oops,
+    ), oops
+
+
+def test_an_empty_record_shows_no_empty_label(client: TestClient) -> None:
+    double = _cell(client.get("/lessons/hello/3", headers=HTML).text, "double")
+    assert "recorded output" not in double
+
+
+def test_a_record_of_older_code_is_marked_stale(fixture_lessons: Path, tmp_path: Path) -> None:
+    lessons = tmp_path / "lessons"
+    shutil.copytree(fixture_lessons / "hello", lessons / "hello")
+    step = lessons / "hello" / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("answer = 6 * 7", "answer = 6 * 8"))
+    client = TestClient(create_app(Settings(lessons_dir=lessons)))
+    page = client.get("/lessons/hello/1", headers=HTML).text
+    assert "recorded for an earlier version of this cell" in _cell(page, "cell-2")
+    assert "recorded for an earlier version" not in _cell(page, "cell-1")
