@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,21 @@ _EXAMPLES = {
     "time_limit": "30",
     "seed": "0",
 }
+
+
+def closest_packages(name: str, known: set[str]) -> str:
+    """The few Pyodide packages nearest ``name``, never the whole list of hundreds."""
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    if len(close) == 1:
+        return f"did you mean {close[0]!r}?"
+    if close:
+        return f"the closest are: {', '.join(close)}"
+    nearest = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.3)
+    nearest_text = f" (the nearest names: {', '.join(nearest)})" if nearest else ""
+    return (
+        f"none of its {len(known)} packages is close{nearest_text}: a lesson can use the "
+        "standard library, promptdojo, and packages built for Pyodide"
+    )
 
 
 def load_mapping(
@@ -121,7 +137,7 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
                     path,
                     lines.get("packages"),
                     f"package {name!r} is not in the pinned Pyodide's pyodide-lock.json",
-                    did_you_mean(str(name).lower(), sorted(known)),
+                    closest_packages(str(name).lower(), known),
                 )
     time_limit = data.get("time_limit")
     if isinstance(time_limit, int | float) and not isinstance(time_limit, bool) and time_limit <= 0:
