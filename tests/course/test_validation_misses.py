@@ -23,7 +23,8 @@ def test_raises_with_the_wrong_case_or_spelling_gets_did_you_mean(tmp_path: Path
     step = (
         '```python {#a raises=valueerror}\nint("x")\n```\n\n'
         '```python {#b raises=ValueErorr}\nint("x")\n```\n\n'
-        "```python {#c raises=myerror}\nclass MyError(Exception):\n    pass\n\n\nraise MyError\n```\n"
+        "```python {#c raises=myerror}\n"
+        "class MyError(Exception):\n    pass\n\n\nraise MyError\n```\n"
     )
     assert problems(lesson(tmp_path, step)) == [
         "01-a.md:5: raises='valueerror' is not an exception this step can raise: "
