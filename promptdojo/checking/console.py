@@ -52,13 +52,22 @@ def run_check(
     if interactive():
         result = _with_progress(paths, jobs, run_step)
     else:
+        announced: set[tuple[str, str]] = set()
 
         def on_step(step: StepResult) -> None:
+            not_run = {o.message for o in step.outcomes if o.status is Status.NOT_RUN}
+            if len(not_run) == 1 and all(o.status is Status.NOT_RUN for o in step.outcomes):
+                # One line per lesson, not one identical line per cell.
+                (message,) = not_run
+                if (step.lesson.id, message) not in announced:
+                    announced.add((step.lesson.id, message))
+                    echo(f"NOT-RUN {step.lesson.path}: {message.removeprefix('not run: ')}")
+                return
             for outcome in step.outcomes:
                 echo(plain_line(outcome, step.step.number))
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
-        result = check(paths, jobs=jobs, on_step=on_step, **kwargs)
+        result = check(paths, jobs=jobs, on_step=on_step, on_warning=echo, **kwargs)
     return _finish(
         result, junit_xml, record, check_outputs, echo, slow_warnings=run_step is not None
     )
@@ -88,8 +97,13 @@ def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult
                 f"{mark} {escape(str(step.step.path))} ({step.seconds:.1f} s)", soft_wrap=True
             )
 
+        def on_warning(text: str) -> None:
+            progress.console.print(escape(text), soft_wrap=True)
+
         kwargs = {"run_step": run_step} if run_step is not None else {}
-        return check(paths, jobs=jobs, on_step=on_step, on_plan=on_plan, **kwargs)
+        return check(
+            paths, jobs=jobs, on_step=on_step, on_plan=on_plan, on_warning=on_warning, **kwargs
+        )
 
 
 def _finish(

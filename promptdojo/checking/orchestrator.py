@@ -22,10 +22,12 @@ def check(
     run_step: Backend = run_step_in_process,
     on_step: Callable[[StepResult], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> CheckResult:
     """Validate the lessons under ``paths``, then run all their steps, ``jobs`` at a time.
 
-    ``run_step`` is the backend: a fresh CPython process per step by default.
+    ``run_step`` is the backend: a fresh CPython process per step by default. ``on_warning``
+    hears, before any cell runs, of declared packages the CPython backend's Python lacks.
     """
     started = time.perf_counter()
     targets, problems = [], []
@@ -40,6 +42,11 @@ def check(
         for lesson in (validation.lessons if validation else [])
         for step in lesson.steps
     ]
+    if on_warning is not None and run_step is run_step_in_process:
+        from promptdojo.checking.packages import warnings_for
+
+        for warning in warnings_for(validation.lessons if validation else []):
+            on_warning(warning)
     chosen, unknown = select(targets, lesson_steps)
     result.diagnostics += unknown
     reported = {id(s.step): s.cell_id for _, s in chosen}

@@ -189,3 +189,21 @@ def test_recording_one_cell_keeps_the_other_records(tmp_path: Path) -> None:
     done = check(f"{lesson / '01-where-am-i.md'}::cell-2", "--record")
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(json.loads(record.read_text())) == {"cell-1", "cell-2"}
+
+
+def test_declared_packages_this_python_lacks_are_named_up_front(tmp_path: Path) -> None:
+    lesson = tmp_path / "sci"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: sci\ntitle: S\nchapter: c\npackages: [scipy]\n")
+    (lesson / "01-a.md").write_text("---\ntitle: A\n---\n\n```python\nprint(1)\n```\n")
+    import importlib.util
+
+    if importlib.util.find_spec("scipy") is not None:
+        pytest.skip("this Python has scipy")
+    done = check(str(lesson))
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(
+        f"{lesson / 'lesson.yaml'}: warning: scipy is declared but this Python ("
+    ), done.stdout
+    assert "-m pip install scipy`, or check in Pyodide with `promptdojo check --pyodide`" in first
+    assert done.returncode == 0, "a cell that does not import it still passes"

@@ -55,9 +55,12 @@ def test_stdout_proves_pyodide_ran_it(tmp_path: Path) -> None:
 def test_missing_package_is_not_run_never_passed(tmp_path: Path) -> None:
     done = check(str(FIXTURES / "lessons" / "needs-numpy"), "--cache", str(tmp_path))
     assert done.returncode == 3
+    lesson = FIXTURES / "lessons" / "needs-numpy"
     assert (
-        f"not run: numpy is not cached in {tmp_path}. Run `promptdojo pyodide fetch numpy`."
+        f"NOT-RUN {lesson}: numpy is not cached in {tmp_path}. "
+        "Run `promptdojo pyodide fetch numpy`."
     ) in done.stdout
+    assert done.stdout.count("NOT-RUN") == 1, "one line per lesson, not one per cell"
     assert "PASSED" not in done.stdout
     assert done.stdout.splitlines()[-1].startswith("0 passed, 0 failed, 0 skipped, 1 not run")
 
