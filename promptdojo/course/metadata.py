@@ -19,17 +19,20 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "id": str,
     "title": str,
     "chapter": str,
-    "version": int,
     "packages": list,
     "time_limit": (int, float),
     "seed": int,
 }
 REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
+#: Keys that once meant something, and what to do now.
+RETIRED_KEYS = {
+    "version": "remove it: when you change a cell's starter code, learners who edited that cell "
+    "are asked whether to keep theirs, without a version to bump"
+}
 _TYPE_NAMES = {
     "id": "text",
     "title": "text",
     "chapter": "text",
-    "version": "a whole number",
     "packages": "a list",
     "time_limit": "a number of seconds",
     "seed": "a whole number",
@@ -38,7 +41,6 @@ _EXAMPLES = {
     "id": "my-lesson",
     "title": "My lesson",
     "chapter": "ch 1 · Basics",
-    "version": "1",
     "packages": "[numpy]",
     "time_limit": "30",
     "seed": "0",
@@ -102,7 +104,9 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
         return {}
     data, lines = loaded
     for key in data:
-        if key not in LESSON_KEYS:
+        if key in RETIRED_KEYS:
+            report.add(path, lines.get(str(key)), f"{key!r} is no longer used", RETIRED_KEYS[key])
+        elif key not in LESSON_KEYS:
             report.add(
                 path,
                 lines.get(str(key)),

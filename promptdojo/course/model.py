@@ -148,7 +148,6 @@ class Lesson:
     id: str
     title: str
     chapter: str
-    version: int
     path: Path
     packages: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT

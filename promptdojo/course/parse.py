@@ -114,7 +114,6 @@ def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
         id=_text(meta, "id", folder.name, valid=SLUG.match),
         title=_text(meta, "title", folder.name),
         chapter=_text(meta, "chapter", ""),
-        version=_number(meta, "version", int, 1),
         path=folder,
         packages=tuple(str(p) for p in meta.get("packages") or () if isinstance(p, str))
         if isinstance(meta.get("packages"), list)

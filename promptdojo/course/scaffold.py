@@ -13,7 +13,6 @@ LESSON_YAML = """\
 id: {id}
 title: {title}
 chapter: {chapter}
-version: 1
 # Pyodide packages the cells import (the standard library and promptdojo need none).
 packages: []
 # Seconds a cell may run before it is stopped; a cell can override it with time_limit=N.

@@ -92,3 +92,14 @@ def test_an_unknown_package_gets_the_closest_few_not_the_whole_lock(tmp_path: Pa
     )
     assert transformers.count(",") < 8, "a few names, never the ~350 of the lock"
     assert nump.endswith("did you mean 'numpy'?")
+
+
+def test_version_is_retired_with_what_replaced_it(tmp_path: Path) -> None:
+    folder = lesson(tmp_path, "Prose.\n")
+    yaml = folder / "lesson.yaml"
+    yaml.write_text(yaml.read_text() + "version: 2\n")
+    assert problems(folder) == [
+        "lesson.yaml:5: 'version' is no longer used: remove it: when you change a cell's starter "
+        "code, learners who edited that cell are asked whether to keep theirs, without a version "
+        "to bump"
+    ]
