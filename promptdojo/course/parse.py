@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules
+from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
 from promptdojo.course.problems import Report
@@ -34,8 +36,24 @@ __all__ = [
 
 
 def markdown() -> MarkdownIt:
-    """The one markdown dialect of lessons: CommonMark, tables, front matter, no raw HTML."""
-    return MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin)
+    """The one markdown dialect of lessons: CommonMark, tables, front matter, maths, no raw HTML.
+
+    Maths is ``$…$`` inline and ``$$…$$`` on its own lines, rendered to MathML; as in Pandoc, a
+    ``$`` followed by a space or a digit (``$5``) is a dollar, not maths.
+    """
+    return (
+        MarkdownIt("commonmark", {"html": False})
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(
+            dollarmath_plugin,
+            allow_labels=False,
+            allow_space=False,
+            allow_digits=False,
+            double_inline=True,
+            renderer=render_maths,
+        )
+    )
 
 
 def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:

@@ -14,6 +14,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
+from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.metadata import load_mapping
 from promptdojo.course.model import Cell, CellKind, Exercise, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
@@ -66,6 +67,29 @@ def _check_raw_html(text: str, path: Path, report: Report) -> None:
                 fix = "remove it: comments would show as text"
             report.add(
                 path, line, f"raw HTML ({what}) is not allowed: it would show as literal text", fix
+            )
+
+
+def _check_maths(token: Token, path: Path, report: Report) -> None:
+    """Maths the page could not render, at its line, with what to write."""
+    found = []
+    if token.type == "math_block" and token.map:
+        found.append((token.content, True, token.map[0] + 1))
+    elif token.type == "inline" and token.map and token.children:
+        for child in token.children:
+            if child.type.startswith("math_inline"):
+                offset = token.content.find(child.content)
+                line = token.map[0] + 1 + token.content[: max(offset, 0)].count("\n")
+                found.append((child.content, child.type == "math_inline_double", line))
+    for tex, display, line in found:
+        try:
+            to_mathml(tex.strip(), display)
+        except MathError as exc:
+            report.add(
+                path,
+                line,
+                f"cannot render the maths ${tex.strip()}$: {exc}",
+                "write TeX such as \\frac{p(x)}{q(x)}, x_1, \\sum_{i=1}^{n}, \\min(1, r)",
             )
 
 
@@ -158,6 +182,7 @@ def parse_step(
     index = 0
     for token in tokens:
         if token.type != "fence":
+            _check_maths(token, path, report)
             prose.append(token)
             continue
         fence = fence_attrs(token, path, report)

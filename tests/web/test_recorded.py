@@ -49,7 +49,7 @@ def test_a_record_of_older_code_is_marked_stale(fixture_lessons: Path, tmp_path:
 def test_the_setup_code_is_there_to_expand_read_only_and_collapsed(client: TestClient) -> None:
     page = client.get("/lessons/hello/3", headers=HTML).text
     details = page[page.index('<details class="setup-code">') : page.index("</details>")]
-    assert "<details class=\"setup-code\">" in page, "collapsed: no open attribute"
+    assert '<details class="setup-code">' in page, "collapsed: no open attribute"
     assert "Setup code this step runs first (1 hidden cell)" in details
     assert "<code>greeting = &#34;hello&#34;</code>" in details
     assert "data-editable" not in details, "shown as text, never as an editor"
