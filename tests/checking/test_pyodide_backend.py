@@ -78,3 +78,27 @@ def test_the_shipped_lessons_pass_in_pyodide_with_numpy_and_their_records(
     )
     assert done.stdout.splitlines()[-1].startswith(f"{cells} passed, 0 failed, 0 skipped in ")
     assert "drifted" not in done.stdout
+
+
+def test_the_lesson_seed_gives_pyodide_the_same_draws_as_cpython(tmp_path: Path) -> None:
+    import random
+
+    lesson = tmp_path / "seeded"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: seeded\ntitle: S\nchapter: c\nseed: 7\n")
+    (lesson / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python {#draw}\nimport random\n\nprint(random.random())\n```\n"
+    )
+    done = check(str(lesson), "--cache", str(tmp_path), "--record")
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = (lesson / "recorded" / "01-a.json").read_text()
+    assert f'"stdout": "{random.Random(7).random()}\\n"' in record
+    cpython = subprocess.run(
+        [sys.executable, "-m", "promptdojo", "check", str(lesson), "--check-outputs"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "CI": "true"},
+        timeout=300,
+    )
+    assert cpython.returncode == 0, cpython.stdout

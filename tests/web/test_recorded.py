@@ -55,3 +55,34 @@ def test_the_setup_code_is_there_to_expand_read_only_and_collapsed(client: TestC
     assert "data-editable" not in details, "shown as text, never as an editor"
     first = client.get("/lessons/hello/1", headers=HTML).text
     assert "setup-code" not in first, "a step without setup shows no expander"
+
+
+def test_the_lesson_seed_runs_before_the_steps_setup_in_the_browser(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    import json
+    import random
+
+    from promptdojo.kernel import Kernel
+
+    def step_data(seed_line: str) -> dict:
+        lessons = tmp_path / seed_line.replace(" ", "").replace(":", "") / "lessons"
+        shutil.copytree(fixture_lessons / "hello", lessons / "hello")
+        yaml = lessons / "hello" / "lesson.yaml"
+        yaml.write_text(yaml.read_text().replace("seed: 0\n", seed_line))
+        page = TestClient(create_app(Settings(lessons_dir=lessons))).get(
+            "/lessons/hello/3", headers=HTML
+        )
+        start = page.text.index('<script type="application/json" id="step-data">') + 47
+        return json.loads(page.text[start : page.text.index("</script>", start)])
+
+    seeded = step_data("seed: 7\n")
+    assert [c["id"] for c in seeded["setup"]] == ["lesson-seed", "cell-1"]
+    kernel = Kernel()
+    assert kernel.run(seeded["setup"][0]["code"], key="s").ok
+    assert kernel.run("import random\nrandom.random()", key="s").value["text/plain"] == repr(
+        random.Random(7).random()
+    )
+    assert "_seed" not in kernel.namespace("s"), "the seeding leaves no name behind"
+    fresh = step_data("")
+    assert [c["id"] for c in fresh["setup"]] == ["cell-1"], "no seed: fresh numbers every run"
