@@ -200,6 +200,14 @@ class StepRunner:
         codes = [p.code for p in parts if p is not None]
         skip = self._depends_on_failure(codes)
         if skip:
+            # What it would have bound is missing too: the cells that use it are skipped in turn.
+            culprit = self.broken.get(ANY_NAME) or next(
+                self.broken[n]
+                for n in sorted(set().union(*map(used_names, codes)))
+                if n in self.broken
+            )
+            for name in set().union(*(bound_names(code) for code in codes)):
+                self.broken.setdefault(name, culprit)
             return self._outcome(cell, Status.SKIPPED, skip)
         if cell.no_ci:
             return self._outcome(cell, Status.SKIPPED, f"no-ci: {cell.no_ci}")
@@ -233,9 +241,10 @@ class StepRunner:
         for name in used:
             by_cell.setdefault(self.broken[name], []).append(name)
         reasons = "; ".join(
-            f"{', '.join(names)} from cell {cell_id!r}" for cell_id, names in by_cell.items()
+            f"{', '.join(names)}, missing because cell {cell_id!r} failed earlier in this step"
+            for cell_id, names in by_cell.items()
         )
-        return f"skipped: it uses {reasons}, which failed earlier in this step"
+        return f"skipped: it uses {reasons}"
 
     def _judge(self, cell: Cell, result: CellResult, output: Output, seconds: float) -> CellOutcome:
         extra = {"seconds": seconds, "output": output}

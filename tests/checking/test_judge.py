@@ -136,7 +136,7 @@ def test_every_independent_problem_is_reported_in_one_run(tmp_path: Path) -> Non
         "after": Status.PASSED,  # judged against the solution's namespace
     }
     assert outcomes["uses-p"].message == (
-        "skipped: it uses p from cell 'a', which failed earlier in this step"
+        "skipped: it uses p, missing because cell 'a' failed earlier in this step"
     )
     assert outcomes["after"].output.stdout == "16\n"
 
@@ -149,6 +149,21 @@ def test_a_cell_defining_what_later_cells_need_still_skips_them(tmp_path: Path) 
     )
     outcomes = [o.status for o in StepRunner(load_lesson(tmp_path).steps[0]).run()]
     assert outcomes == [Status.FAILED, Status.SKIPPED, Status.PASSED, Status.PASSED]
+
+
+def test_a_skip_carries_on_to_the_cells_that_use_what_the_skipped_cell_binds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python\np = 1 / 0\n```\n\n```python\nq = p + 1\n```\n\n"
+        "```python\nprint(q)\n```\n"
+    )
+    outcomes = StepRunner(load_lesson(tmp_path).steps[0]).run()
+    assert [o.status for o in outcomes] == [Status.FAILED, Status.SKIPPED, Status.SKIPPED]
+    assert outcomes[2].message == (
+        "skipped: it uses q, missing because cell 'cell-1' failed earlier in this step"
+    )
 
 
 @pytest.mark.parametrize("numpy", [False, True])

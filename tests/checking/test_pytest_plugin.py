@@ -60,7 +60,7 @@ def test_later_cells_that_use_a_failed_cells_names_are_skipped(lessons: pytest.P
     result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md", "-rs")
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(
-        ["*skipped: it uses sys from cell 'cell-1', which failed earlier in this step*"]
+        ["*skipped: it uses sys, missing because cell 'cell-1' failed earlier in this step*"]
     )
 
 
