@@ -9,8 +9,8 @@ The rules, for every cell of a step:
   (without a solution, only the first half applies); the solution is what later cells see;
 * a ``no-ci`` cell is skipped with its reason;
 * a failed setup cell skips the whole step; after any other failure, only the later cells that
-  use a name the failed cell binds are skipped (named in the message), and every independent cell
-  still runs, so one run reports every independent problem of a step;
+  use a name the failed cell did not get to bind are skipped (named in the message), and every
+  independent cell still runs, so one run reports every independent problem of a step;
 * an exercise's solution runs even when its starter is judged wrong, so the cells after it see
   the namespace they would see with every earlier cell passing;
 * a cell that runs past its time limit fails with a timeout.
@@ -211,21 +211,29 @@ class StepRunner:
             return self._outcome(cell, Status.SKIPPED, skip)
         if cell.no_ci:
             return self._outcome(cell, Status.SKIPPED, f"no-ci: {cell.no_ci}")
-        namespace_ok = True
+        bound = set().union(*(bound_names(code) for code in codes))
+        namespace = self.kernel.namespace(self.key)
+        before = {name: id(namespace[name]) for name in bound if name in namespace}
         if exercise is not None:
             outcome, namespace_ok = self._exercise(cell)
         else:
             result, output, seconds = self.execute(cell, self._limit(cell))
             outcome = self._judge(cell, result, output, seconds)
             namespace_ok = outcome.status is not Status.FAILED
-        bound = set().union(*(bound_names(code) for code in codes))
         if outcome.status is Status.FAILED and cell.kind is CellKind.SETUP:
             self.failed = cell.id
         elif namespace_ok:
             for name in bound:
                 self.broken.pop(name, None)
         else:
-            self.broken.update(dict.fromkeys(bound, cell.id))
+            # A name the cell bound before it failed is there; one it never reached is missing
+            # (or still holds an earlier cell's value, which this cell meant to replace).
+            for name in bound:
+                fresh = name in namespace and before.get(name) != id(namespace[name])
+                if fresh:
+                    self.broken.pop(name, None)
+                else:
+                    self.broken[name] = cell.id
         return outcome
 
     def _depends_on_failure(self, codes: list[str]) -> str:

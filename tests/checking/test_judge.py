@@ -80,8 +80,9 @@ title: Four mistakes
 ---
 
 ```python {#a}
-p = [0.5, 0.5]
+import random
 print(undefined_name)
+p = [0.5, 0.5]
 ```
 
 ```python {#uses-p}
@@ -144,11 +145,31 @@ def test_every_independent_problem_is_reported_in_one_run(tmp_path: Path) -> Non
 def test_a_cell_defining_what_later_cells_need_still_skips_them(tmp_path: Path) -> None:
     (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
     (tmp_path / "01-a.md").write_text(
-        "---\ntitle: A\n---\n\n```python\ndef f():\n    return 1\nraise SystemError\n```\n\n"
+        "---\ntitle: A\n---\n\n```python\nraise SystemError\ndef f():\n    return 1\n```\n\n"
         "```python\nprint(f())\n```\n\n```python\nf = 2\n```\n\n```python\nprint(f)\n```\n"
     )
     outcomes = [o.status for o in StepRunner(load_lesson(tmp_path).steps[0]).run()]
     assert outcomes == [Status.FAILED, Status.SKIPPED, Status.PASSED, Status.PASSED]
+
+
+def test_names_bound_before_the_failure_are_usable(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python\nx = 1\ny = 2\n```\n\n"
+        "```python\nx = 10\nraise ValueError\ny = 20\n```\n\n"
+        "```python\nprint(x)\n```\n\n```python\nprint(y)\n```\n"
+    )
+    outcomes = StepRunner(load_lesson(tmp_path).steps[0]).run()
+    assert (
+        [o.status for o in outcomes]
+        == [
+            Status.PASSED,
+            Status.FAILED,
+            Status.PASSED,  # x was rebound before the error
+            Status.SKIPPED,  # y still holds the value the failed cell meant to replace
+        ]
+    )
+    assert outcomes[2].output.stdout == "10\n"
 
 
 def test_a_skip_carries_on_to_the_cells_that_use_what_the_skipped_cell_binds(

@@ -55,7 +55,7 @@ def test_reportinfo_gives_the_markdown_line(lessons: pytest.Pytester) -> None:
 
 def test_later_cells_that_use_a_failed_cells_names_are_skipped(lessons: pytest.Pytester) -> None:
     step = lessons.path / "lessons" / "hello" / "01-where-am-i.md"
-    text = step.read_text().replace("import sys", "import sys\nraise ValueError('x')")
+    text = step.read_text().replace("import sys", "raise ValueError('x')\nimport sys")
     step.write_text(text.replace("answer = 6 * 7", "answer = len(sys.platform)"))
     result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md", "-rs")
     result.assert_outcomes(failed=1, skipped=1)
