@@ -17,7 +17,8 @@ chapter: {chapter}
 packages: []
 # Seconds a cell may run before it is stopped; a cell can override it with time_limit=N.
 time_limit: 30
-# The seed lesson cells use, so every run prints the same numbers.
+# Seeds random and numpy's global generator before each step, so unseeded draws repeat
+# (delete it for fresh numbers on every run).
 seed: 0
 """
 
