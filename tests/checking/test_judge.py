@@ -160,15 +160,12 @@ def test_names_bound_before_the_failure_are_usable(tmp_path: Path) -> None:
         "```python\nprint(x)\n```\n\n```python\nprint(y)\n```\n"
     )
     outcomes = StepRunner(load_lesson(tmp_path).steps[0]).run()
-    assert (
-        [o.status for o in outcomes]
-        == [
-            Status.PASSED,
-            Status.FAILED,
-            Status.PASSED,  # x was rebound before the error
-            Status.SKIPPED,  # y still holds the value the failed cell meant to replace
-        ]
-    )
+    assert [o.status for o in outcomes] == [
+        Status.PASSED,
+        Status.FAILED,
+        Status.PASSED,  # x was rebound before the error
+        Status.SKIPPED,  # y still holds the value the failed cell meant to replace
+    ]
     assert outcomes[2].output.stdout == "10\n"
 
 
