@@ -171,7 +171,9 @@ def serve(
 def validate(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Lesson folders, or folders of lessons (default: lessons)."),
+        typer.Argument(
+            help="Lesson folders, folders of lessons, or step files (default: lessons)."
+        ),
     ] = None,
 ) -> None:
     """Check lessons without running them; print every mistake as FILE:LINE: what: fix."""
@@ -195,7 +197,10 @@ def validate(
 def check(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Lesson folders, or folders of lessons (default: lessons)."),
+        typer.Argument(
+            help="Lesson folders, folders of lessons, step files (lessons/x/02-y.md), or one "
+            "cell as pytest names it (lessons/x/02-y.md::cell-id) (default: lessons)."
+        ),
     ] = None,
     jobs: Annotated[
         int | None, typer.Option("-j", "--jobs", help="Steps run at once (default: CPU count).")

@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CellResult", "Kernel"]
+__all__ = ["CellResult", "Kernel", "seed_code", "seed_everything"]
 
 #: Prefix of the pseudo-filenames cells are compiled under; only these frames are shown.
 CELL_FILENAME_PREFIX = "<cell "
@@ -94,6 +94,33 @@ INPUT_NOT_SUPPORTED = (
     "input() is not supported in lesson cells: a cell cannot stop and wait for typing. "
     'Put the value in the code instead, e.g. name = "Ada".'
 )
+
+
+def seed_everything(seed: int, numpy: bool = False) -> None:
+    """Seed the global random generators a lesson's cells may use without a seed of their own.
+
+    ``lesson.yaml``'s ``seed:`` promises the same numbers on every run: the check and the
+    learner's browser call this before a step's first cell. It covers ``random``'s module
+    functions and, when ``numpy`` is true, numpy's legacy global generator (``np.random.rand``
+    and friends). It cannot cover generators a cell makes without a seed
+    (``np.random.default_rng()``, ``random.Random()``), nor wall-clock time or ids.
+    """
+    import random
+
+    random.seed(seed)
+    if numpy:
+        import numpy as np
+
+        np.random.seed(seed % 2**32)
+
+
+def seed_code(seed: int, numpy: bool = False) -> str:
+    """The code a page runs before a step's cells to call :func:`seed_everything`."""
+    return (
+        "from promptdojo.kernel import seed_everything as _seed\n"
+        f"_seed({int(seed)}, numpy={bool(numpy)})\n"
+        "del _seed"
+    )
 
 
 def _input(prompt: object = "") -> str:

@@ -210,6 +210,31 @@ class KVCache:
         self._len[layer] = need
         return self._k[layer][:, :need], self._v[layer][:, :need]
 
+    def truncate(self, n: int) -> None:
+        """Keep only the first ``n`` positions of every layer: roll back rejected tokens.
+
+        Speculative decoding appends a draft's tokens, then rejects a tail of them; engines
+        drop those positions instead of recomputing the prefix: HF transformers crops its
+        ``DynamicCache`` (``crop(max_length)``), llama.cpp removes them with
+        ``llama_memory_seq_rm``, and vLLM V1 takes the rejected tokens off the request's computed
+        count, so their slots are written over. It is O(1): the storage stays, and the next
+        ``append`` writes over the dropped positions.
+
+        Example:
+            >>> cache = KVCache(n_layers=1, n_kv_heads=1, head_dim=2)
+            >>> _ = cache.append(0, np.ones((1, 5, 2)), np.ones((1, 5, 2)))
+            >>> cache.truncate(3)
+            >>> len(cache), cache.shape
+            (3, (2, 1, 1, 3, 2))
+        """
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise ValueError(f"truncate needs a whole number of positions >= 0, got {n!r}")
+        short = [(layer, m) for layer, m in enumerate(self._len) if m < n]
+        if short:
+            layer, m = short[0]
+            raise ValueError(f"cannot truncate to {n} positions: layer {layer} holds only {m}")
+        self._len = [int(n)] * self.n_layers
+
     @property
     def shape(self) -> tuple[int, int, int, int, int]:
         """``(2 for K and V, layers, kv_heads, positions, head_dim)``."""

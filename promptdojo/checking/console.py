@@ -10,8 +10,15 @@ from typing import TYPE_CHECKING
 
 from promptdojo.checking.orchestrator import check
 from promptdojo.checking.outcome import CheckResult, Status, StepResult
-from promptdojo.checking.record import drift, noise_hint, write_records
-from promptdojo.checking.report import format_failure, junit_xml, plain_line, slow_cells, summary
+from promptdojo.checking.record import drift, noise_hint, stale, write_records
+from promptdojo.checking.report import (
+    format_failure,
+    junit_xml,
+    plain_line,
+    plural,
+    slow_cells,
+    summary,
+)
 
 if TYPE_CHECKING:
     from promptdojo.pyodide.release import Release
@@ -50,13 +57,22 @@ def run_check(
     if interactive():
         result = _with_progress(paths, jobs, run_step)
     else:
+        announced: set[tuple[str, str]] = set()
 
         def on_step(step: StepResult) -> None:
+            not_run = {o.message for o in step.outcomes if o.status is Status.NOT_RUN}
+            if len(not_run) == 1 and all(o.status is Status.NOT_RUN for o in step.outcomes):
+                # One line per lesson, not one identical line per cell.
+                (message,) = not_run
+                if (step.lesson.id, message) not in announced:
+                    announced.add((step.lesson.id, message))
+                    echo(f"NOT-RUN {step.lesson.path}: {message.removeprefix('not run: ')}")
+                return
             for outcome in step.outcomes:
                 echo(plain_line(outcome, step.step.number))
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
-        result = check(paths, jobs=jobs, on_step=on_step, **kwargs)
+        result = check(paths, jobs=jobs, on_step=on_step, on_warning=echo, **kwargs)
     return _finish(
         result, junit_xml, record, check_outputs, echo, slow_warnings=run_step is not None
     )
@@ -86,8 +102,13 @@ def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult
                 f"{mark} {escape(str(step.step.path))} ({step.seconds:.1f} s)", soft_wrap=True
             )
 
+        def on_warning(text: str) -> None:
+            progress.console.print(escape(text), soft_wrap=True)
+
         kwargs = {"run_step": run_step} if run_step is not None else {}
-        return check(paths, jobs=jobs, on_step=on_step, on_plan=on_plan, **kwargs)
+        return check(
+            paths, jobs=jobs, on_step=on_step, on_plan=on_plan, on_warning=on_warning, **kwargs
+        )
 
 
 def _finish(
@@ -108,6 +129,8 @@ def _finish(
     if slow_warnings:
         for warning in slow_cells(result):
             echo(warning)
+    changes: list = []
+    old: list = []
     if check_outputs:
         changes = drift(result)
         for where, cell_id, diff in changes:
@@ -117,14 +140,26 @@ def _finish(
             hint = noise_hint(diff)
             if hint:
                 echo(hint)
-        if changes:
+        old = stale(result)
+        if old:
+            echo("")
+        for where, cell_id, command in old:
+            echo(
+                f"{where}: cell {cell_id!r}: recorded for an earlier version of this cell: "
+                f"run `{command}`"
+            )
+        if changes or old:
             code = 1
-            echo(f"\n{len(changes)} outputs drifted; `promptdojo check --record` accepts them")
+        if changes:
+            echo(
+                f"\n{plural(len(changes), 'output')} drifted; "
+                "`promptdojo check --record` accepts them"
+            )
     if record:
         for path in write_records(result):
             echo(f"recorded {path}")
     if junit_path is not None:
         junit_path.write_text(junit_xml(result), encoding="utf-8")
     echo("")
-    echo(f"{summary(result)} in {result.seconds:.1f} s")
+    echo(f"{summary(result, len(changes), len(old))} in {result.seconds:.1f} s")
     return code

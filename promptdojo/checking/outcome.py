@@ -28,9 +28,18 @@ class Output:
     stdout: str = ""
     stderr: str = ""
     value: dict[str, str] = field(default_factory=dict)
+    #: The traceback a cell expected to raise shows learners (numbered in the cell's lines).
+    error: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"stdout": self.stdout, "stderr": self.stderr, "value": dict(self.value)}
+        data: dict[str, object] = {
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "value": dict(self.value),
+        }
+        if self.error:
+            data["error"] = self.error
+        return data
 
 
 @dataclass
@@ -77,6 +86,8 @@ class StepResult:
     step: Step
     outcomes: list[CellOutcome]
     seconds: float
+    #: The one cell reported when the run named a cell (``FILE::cell-id``); ``None``: all of them.
+    selected: str | None = None
 
 
 @dataclass

@@ -9,23 +9,39 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptdojo.checking.outcome import CheckResult, Status, StepResult
-from promptdojo.course.records import load_records, noise_hint, output_diff, write_step_records
+from promptdojo.course.records import (
+    CODE_KEY,
+    code_hash,
+    is_stale,
+    load_records,
+    noise_hint,
+    output_diff,
+    refresh_command,
+    write_step_records,
+)
 
-__all__ = ["drift", "noise_hint", "write_records"]
+__all__ = ["drift", "noise_hint", "stale", "write_records"]
 
 
 def _visible(step_result: StepResult) -> dict[str, dict]:
-    visible = {c.id for c in step_result.step.cells}
+    """Each passed visible cell's output, with the hash of the code that produced it."""
+    code = {c.id: c.code for c in step_result.step.cells}
     return {
-        o.cell_id: o.output.to_dict()
+        o.cell_id: {**o.output.to_dict(), CODE_KEY: code_hash(code[o.cell_id])}
         for o in step_result.outcomes
-        if o.cell_id in visible and o.status is Status.PASSED
+        if o.cell_id in code and o.status is Status.PASSED
     }
 
 
 def write_records(result: CheckResult) -> list[Path]:
     """Write every step's outputs; return the files written."""
-    return [write_step_records(s.step, _visible(s)) for s in result.steps]
+    written = []
+    for step_result in result.steps:
+        outputs = _visible(step_result)
+        if step_result.selected is not None:  # one cell ran: keep the others' records
+            outputs = {**load_records(step_result.step), **outputs}
+        written.append(write_step_records(step_result.step, outputs))
+    return written
 
 
 def drift(result: CheckResult) -> list[tuple[str, str, str]]:
@@ -45,3 +61,20 @@ def drift(result: CheckResult) -> list[tuple[str, str, str]]:
             if diff:
                 changes.append((where, cell_id, diff))
     return changes
+
+
+def stale(result: CheckResult) -> list[tuple[str, str, str]]:
+    """``(file:line, cell id, command)`` for every record made from other code than the cell's.
+
+    The page marks such a record "recorded for an earlier version of this cell"; the command
+    re-records that one cell.
+    """
+    found = []
+    for step_result in result.steps:
+        recorded = load_records(step_result.step)
+        ran = {o.cell_id for o in step_result.outcomes}
+        for cell in step_result.step.cells:
+            if cell.id in ran and cell.id in recorded and is_stale(recorded[cell.id], cell.code):
+                where = f"{cell.location.path}:{cell.first_line}"
+                found.append((where, cell.id, refresh_command(cell.location.path, cell.id)))
+    return found

@@ -64,14 +64,26 @@ def format_failure(outcome: CellOutcome, step: StepResult) -> str:
     return "\n".join(parts)
 
 
-def summary(result: CheckResult) -> str:
-    """The closing line: ``N passed, N failed, N skipped`` (CI reads it)."""
+def plural(count: int, noun: str, many: str = "") -> str:
+    """``1 output``, ``2 outputs``; ``many`` when the plural is not ``noun + "s"``."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def summary(result: CheckResult, drifted: int = 0, stale: int = 0) -> str:
+    """The closing line: ``N passed, N failed, N skipped`` (CI reads it), then what else failed.
+
+    ``drifted`` outputs differ from their records; ``stale`` records were made from other code.
+    """
     counts = [f"{result.count(Status.PASSED)} passed", f"{result.count(Status.FAILED)} failed"]
     counts.append(f"{result.count(Status.SKIPPED)} skipped")
     if result.count(Status.NOT_RUN):
         counts.append(f"{result.count(Status.NOT_RUN)} not run")
     if result.diagnostics:
-        counts.append(f"{len(result.diagnostics)} validation errors")
+        counts.append(plural(len(result.diagnostics), "validation error"))
+    if drifted:
+        counts.append(f"{plural(drifted, 'output')} drifted")
+    if stale:
+        counts.append(f"{plural(stale, 'stale record')}")
     return ", ".join(counts)
 
 

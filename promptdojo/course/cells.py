@@ -16,6 +16,8 @@ from promptdojo.course.model import Cell, CellKind, Location
 from promptdojo.course.problems import Report, did_you_mean
 
 CELL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+#: Fence languages read as ``python``: the short name, Python 3's, and Quarto's ``{python}``.
+PYTHON_ALIASES = ("py", "python3", "{python}")
 CELL_KEYS = ("id", "class", "for", "raises", "time_limit", "no-ci")
 CELL_CLASSES = tuple(k.value for k in CellKind if k is not CellKind.CODE)
 
@@ -59,7 +61,10 @@ def fence_attrs(token: Token, path: Path, report: Report) -> Fence:
                         line,
                         f"unexpected text after the attributes: {rest[end + 1 :].strip()!r}",
                     )
-    return Fence(language.lower(), attrs, token, line)
+    language = language.lower()
+    if language in PYTHON_ALIASES:
+        language = "python"
+    return Fence(language, attrs, token, line)
 
 
 def unclosed(token: Token, lines: list[str]) -> bool:
@@ -126,6 +131,7 @@ def python_cell(
             report.add(
                 path, line, "a hint is prose, not python", "write it as ```markdown {.hint for=ID}"
             )
+            return None  # one problem: its prose is not also a Python syntax error
         else:
             report.add(path, line, f"unknown cell class {name!r}", did_you_mean(name, CELL_CLASSES))
     if len(kinds) > 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -18,17 +19,20 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "id": str,
     "title": str,
     "chapter": str,
-    "version": int,
     "packages": list,
     "time_limit": (int, float),
     "seed": int,
 }
 REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
+#: Keys that once meant something, and what to do now.
+RETIRED_KEYS = {
+    "version": "remove it: when you change a cell's starter code, learners who edited that cell "
+    "are asked whether to keep theirs, without a version to bump"
+}
 _TYPE_NAMES = {
     "id": "text",
     "title": "text",
     "chapter": "text",
-    "version": "a whole number",
     "packages": "a list",
     "time_limit": "a number of seconds",
     "seed": "a whole number",
@@ -37,11 +41,25 @@ _EXAMPLES = {
     "id": "my-lesson",
     "title": "My lesson",
     "chapter": "ch 1 · Basics",
-    "version": "1",
     "packages": "[numpy]",
     "time_limit": "30",
     "seed": "0",
 }
+
+
+def closest_packages(name: str, known: set[str]) -> str:
+    """The few Pyodide packages nearest ``name``, never the whole list of hundreds."""
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    if len(close) == 1:
+        return f"did you mean {close[0]!r}?"
+    if close:
+        return f"the closest are: {', '.join(close)}"
+    nearest = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.3)
+    nearest_text = f" (the nearest names: {', '.join(nearest)})" if nearest else ""
+    return (
+        f"none of its {len(known)} packages is close{nearest_text}: a lesson can use the "
+        "standard library, promptdojo, and packages built for Pyodide"
+    )
 
 
 def load_mapping(
@@ -86,7 +104,9 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
         return {}
     data, lines = loaded
     for key in data:
-        if key not in LESSON_KEYS:
+        if key in RETIRED_KEYS:
+            report.add(path, lines.get(str(key)), f"{key!r} is no longer used", RETIRED_KEYS[key])
+        elif key not in LESSON_KEYS:
             report.add(
                 path,
                 lines.get(str(key)),
@@ -121,7 +141,7 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
                     path,
                     lines.get("packages"),
                     f"package {name!r} is not in the pinned Pyodide's pyodide-lock.json",
-                    did_you_mean(str(name).lower(), sorted(known)),
+                    closest_packages(str(name).lower(), known),
                 )
     time_limit = data.get("time_limit")
     if isinstance(time_limit, int | float) and not isinstance(time_limit, bool) and time_limit <= 0:

@@ -128,6 +128,8 @@ class Step:
     parts: tuple[Prose | Cell, ...]
     setup: tuple[Cell, ...] = ()
     exercises: tuple[Exercise, ...] = ()
+    #: Mistakes found in this step's file; a step with problems is shown only in development.
+    problems: tuple[Diagnostic, ...] = ()
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -146,12 +148,19 @@ class Lesson:
     id: str
     title: str
     chapter: str
-    version: int
     path: Path
     packages: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT
-    seed: int = 0
+    seed: int | None = None
     steps: tuple[Step, ...] = field(default_factory=tuple)
+    #: Every mistake found in the lesson, in the order found; empty for a valid lesson.
+    problems: tuple[Diagnostic, ...] = ()
+
+    @property
+    def lesson_problems(self) -> tuple[Diagnostic, ...]:
+        """The problems that belong to no step file (``lesson.yaml``, step numbering)."""
+        step_paths = {step.path for step in self.steps}
+        return tuple(d for d in self.problems if d.location.path not in step_paths)
 
     def step(self, number: int) -> Step | None:
         """Step ``number`` (1-based), or ``None`` when out of range."""

@@ -8,25 +8,52 @@ blocks are hints. All mistakes are collected, so one run reports them all.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules
+from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
 from promptdojo.course.problems import Report
 from promptdojo.course.steps import STEP_FILE, parse_step
 from promptdojo.pyodide.lock import Lock
 
-__all__ = ["LESSON_FILE", "SLUG", "STEP_FILE", "discover", "load_lesson", "markdown"]
+__all__ = [
+    "LESSON_FILE",
+    "SLUG",
+    "STEP_FILE",
+    "discover",
+    "load_lesson",
+    "markdown",
+    "read_lesson",
+]
 
 
 def markdown() -> MarkdownIt:
-    """The one markdown dialect of lessons: CommonMark, tables, front matter, no raw HTML."""
-    return MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin)
+    """The one markdown dialect of lessons: CommonMark, tables, front matter, maths, no raw HTML.
+
+    Maths is ``$…$`` inline and ``$$…$$`` on its own lines, rendered to MathML; as in Pandoc, a
+    ``$`` followed by a space or a digit (``$5``) is a dollar, not maths.
+    """
+    return (
+        MarkdownIt("commonmark", {"html": False})
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(
+            dollarmath_plugin,
+            allow_labels=False,
+            allow_space=False,
+            allow_digits=False,
+            double_inline=True,
+            renderer=render_maths,
+        )
+    )
 
 
 def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:
@@ -35,27 +62,26 @@ def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
     ``lock`` is the pinned Pyodide's lock (:class:`promptdojo.pyodide.lock.Lock`) used to
     check imports; by default the one shipped with the package, and ``None`` skips the check.
     """
+    lesson = read_lesson(folder, lock)
+    if lesson.problems:
+        raise LessonError(list(lesson.problems))
+    return lesson
+
+
+def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:
+    """Parse the lesson in ``folder`` as far as it goes, never raising for a mistake.
+
+    Every mistake lands in ``problems`` (the lesson's, in order) and in the ``problems`` of the
+    step whose file holds it, so a development server can show each step's mistakes in place
+    while the lesson's other steps stay readable and runnable.
+    """
     folder = Path(folder)
     if lock == "default":
         lock = Lock.pinned()
     report = Report()
     known = set(lock.packages) if lock is not None else None
     meta = parse_metadata(folder, report, known)
-    declared: set[str] = set()
-    if lock is not None:
-        try:
-            declared = set(
-                lock.with_dependencies(
-                    [str(p) for p in meta.get("packages") or [] if str(p).lower() in lock.packages]
-                )
-            )
-        except Exception:  # an unknown package was already reported
-            declared = set()
-    rules = ImportRules(
-        declared=declared,
-        package_for_import=lock.package_for_import if lock is not None else None,
-        version=f"Pyodide {lock.version}" if lock is not None else "the pinned Pyodide",
-    )
+    rules = _import_rules(meta, lock)
     md = markdown()
     steps: list[Step] = []
     seen: dict[int, Path] = {}
@@ -80,8 +106,10 @@ def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
             continue
         seen[number] = path
         step = parse_step(md, path, number, match["slug"], report, rules)
-        if step is not None:
-            steps.append(step)
+        if step is None:  # unreadable: keep its place, so later steps keep their numbers
+            title = match["slug"].replace("-", " ").capitalize()
+            step = Step(number=number, slug=match["slug"], title=title, path=path, parts=())
+        steps.append(step)
     if not seen:
         report.add(folder, None, "lesson has no steps", "add a step file like 01-intro.md")
     expected = 1
@@ -95,19 +123,60 @@ def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
             )
             break
         expected += 1
-    if report.items:
-        raise LessonError(report.items)
+    problems = tuple(report.items)
+    steps = [
+        replace(step, problems=tuple(d for d in problems if d.location.path == step.path))
+        for step in sorted(steps, key=lambda s: s.number)
+    ]
     return Lesson(
-        id=str(meta["id"]),
-        title=str(meta["title"]),
-        chapter=str(meta["chapter"]),
-        version=int(meta.get("version", 1)),
+        id=_text(meta, "id", folder.name, valid=SLUG.match),
+        title=_text(meta, "title", folder.name),
+        chapter=_text(meta, "chapter", ""),
         path=folder,
-        packages=tuple(str(p) for p in meta.get("packages") or ()),
-        time_limit=float(meta.get("time_limit", DEFAULT_TIME_LIMIT)),
-        seed=int(meta.get("seed", 0)),
-        steps=tuple(sorted(steps, key=lambda s: s.number)),
+        packages=tuple(str(p) for p in meta.get("packages") or () if isinstance(p, str))
+        if isinstance(meta.get("packages"), list)
+        else (),
+        time_limit=_number(meta, "time_limit", float, DEFAULT_TIME_LIMIT),
+        seed=_number(meta, "seed", int, None),
+        steps=tuple(steps),
+        problems=problems,
     )
+
+
+def _import_rules(meta: dict[str, Any], lock: Lock | None) -> ImportRules:
+    declared: set[str] = set()
+    if lock is not None:
+        packages = meta.get("packages")
+        names = (
+            [str(p) for p in packages if str(p).lower() in lock.packages]
+            if isinstance(packages, list)
+            else []
+        )
+        try:
+            declared = set(lock.with_dependencies(names))
+        except Exception:  # an unknown package was already reported
+            declared = set()
+    return ImportRules(
+        declared=declared,
+        package_for_import=lock.package_for_import if lock is not None else None,
+        version=f"Pyodide {lock.version}" if lock is not None else "the pinned Pyodide",
+    )
+
+
+def _text(meta: dict[str, Any], key: str, default: str, valid: Any = None) -> str:
+    value = meta.get(key)
+    if not isinstance(value, str) or not value or (valid is not None and not valid(value)):
+        return default
+    return value
+
+
+def _number(meta: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    if kind is int and not isinstance(value, int):
+        return default
+    return kind(value) if value > 0 or key == "seed" else default
 
 
 def discover(lessons_dir: Path) -> list[Path]:

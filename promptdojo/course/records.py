@@ -9,6 +9,7 @@ drifts from its record. This module owns the files and how two outputs compare;
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -16,6 +17,24 @@ from pathlib import Path
 from promptdojo.course.model import Step
 
 RECORD_DIR = "recorded"
+#: The key of a record that holds :func:`code_hash` of the code that produced it.
+CODE_KEY = "code"
+
+
+def code_hash(code: str) -> str:
+    """A short hash of a cell's code: a record made from other code is stale, and the browser
+    notices when the author changed starter code a learner had edited."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
+
+
+def is_stale(record: dict, code: str) -> bool:
+    """Whether ``record`` was made from other code than ``code`` (or before hashes were kept)."""
+    return record.get(CODE_KEY) != code_hash(code)
+
+
+def refresh_command(path: object, cell_id: str) -> str:
+    """The command that re-records one cell."""
+    return f"promptdojo check {path}::{cell_id} --record"
 
 
 def record_path(step: Step) -> Path:
@@ -24,7 +43,11 @@ def record_path(step: Step) -> Path:
 
 
 def load_records(step: Step) -> dict[str, dict]:
-    """``{cell_id: {"stdout", "stderr", "value"}}`` for ``step``, empty if never recorded."""
+    """``{cell_id: {"stdout", "stderr", "value", "error"?, "code"}}`` for ``step``; empty if none.
+
+    ``error`` is the traceback a cell expected to raise shows learners; ``code`` is the
+    :func:`code_hash` of the code that produced the record.
+    """
     path = record_path(step)
     if not path.is_file():
         return {}
@@ -36,7 +59,7 @@ def load_records(step: Step) -> dict[str, dict]:
 
 def _as_text(output: dict) -> list[str]:
     lines = []
-    for name in ("stdout", "stderr"):
+    for name in ("stdout", "stderr", "error"):
         if output.get(name):
             lines += [f"[{name}] {line}" for line in output[name].splitlines()]
     for mime, text in sorted(output.get("value", {}).items()):

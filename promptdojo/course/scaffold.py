@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 from promptdojo.course.parse import LESSON_FILE, SLUG, STEP_FILE
@@ -12,12 +13,12 @@ LESSON_YAML = """\
 id: {id}
 title: {title}
 chapter: {chapter}
-version: 1
 # Pyodide packages the cells import (the standard library and promptdojo need none).
 packages: []
 # Seconds a cell may run before it is stopped; a cell can override it with time_limit=N.
 time_limit: 30
-# The seed lesson cells use, so every run prints the same numbers.
+# Seeds random and numpy's global generator before each step, so unseeded draws repeat
+# (delete it for fresh numbers on every run).
 seed: 0
 """
 
@@ -74,8 +75,15 @@ class ScaffoldError(ValueError):
 
 
 def slugify(title: str) -> str:
-    """``"Top-p, explained!"`` → ``"top-p-explained"``."""
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    """``"Top-p, explained!"`` → ``"top-p-explained"``; ``"the target's"`` → ``"the-targets"``.
+
+    Apostrophes join their word (as most blog and docs generators do), accents lose their marks,
+    and every other run of non-alphanumerics becomes one dash.
+    """
+    text = unicodedata.normalize("NFKD", title.lower())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = re.sub(r"['\u2019\u2018`]", "", text)
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
     return slug or "step"
 
 

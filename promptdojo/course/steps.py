@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
+import difflib
 import re
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
+from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.metadata import load_mapping
 from promptdojo.course.model import Cell, CellKind, Exercise, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
@@ -17,6 +22,118 @@ from promptdojo.course.problems import Report, did_you_mean, read_text
 STEP_FILE = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)\.md$")
 STEP_KEYS = ("title", "summary")
 HINT_LANGUAGES = ("markdown", "md")
+
+
+#: Raw HTML a markdown-it parser with HTML on would see; lessons render with HTML off.
+_HTML_MD = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+_TAG = re.compile(r"<\s*/?\s*([A-Za-z][A-Za-z0-9-]*)|<!--")
+_HTML_FIXES = {
+    "sub": "write maths instead: $x_1$",
+    "sup": "write maths instead: $x^2$",
+    "br": "end the line with a backslash, or start a new paragraph",
+    "b": "write **bold**",
+    "strong": "write **bold**",
+    "i": "write *italic*",
+    "em": "write *italic*",
+    "code": "write `code`",
+    "a": "write [text](https://...)",
+    "img": "write ![alt text](picture.svg)",
+}
+
+
+def _check_raw_html(text: str, path: Path, report: Report) -> None:
+    """Raw HTML would show as literal text (lessons render with HTML off): report its line."""
+    for token in _HTML_MD.parse(text):
+        candidates = []
+        if token.type == "html_block" and token.map:
+            candidates.append((token.content, token.map[0] + 1))
+        elif token.type == "inline" and token.map and token.children:
+            for child in token.children:
+                if child.type == "html_inline":
+                    line = (
+                        token.map[0]
+                        + 1
+                        + token.content[: token.content.find(child.content)].count("\n")
+                    )
+                    candidates.append((child.content, line))
+        for html, line in candidates:
+            if html.lstrip().startswith("</"):
+                continue  # the opening tag was reported
+            match = _TAG.search(html)
+            tag = (match.group(1) or "").lower() if match else ""
+            what = "an HTML comment" if html.lstrip().startswith("<!--") else f"<{tag}>"
+            fix = _HTML_FIXES.get(tag, "use Markdown (**bold**, *italic*, `code`, $maths$)")
+            if what == "an HTML comment":
+                fix = "remove it: comments would show as text"
+            report.add(
+                path, line, f"raw HTML ({what}) is not allowed: it would show as literal text", fix
+            )
+
+
+def _check_maths(token: Token, path: Path, report: Report) -> None:
+    """Maths the page could not render, at its line, with what to write."""
+    found = []
+    if token.type == "math_block" and token.map:
+        found.append((token.content, True, token.map[0] + 1))
+    elif token.type == "inline" and token.map and token.children:
+        for child in token.children:
+            if child.type.startswith("math_inline"):
+                offset = token.content.find(child.content)
+                line = token.map[0] + 1 + token.content[: max(offset, 0)].count("\n")
+                found.append((child.content, child.type == "math_inline_double", line))
+    for tex, display, line in found:
+        try:
+            to_mathml(tex.strip(), display)
+        except MathError as exc:
+            report.add(
+                path,
+                line,
+                f"cannot render the maths ${tex.strip()}$: {exc}",
+                "write TeX such as \\frac{p(x)}{q(x)}, x_1, \\sum_{i=1}^{n}, \\min(1, r)",
+            )
+
+
+def _check_raises(cells: list[Cell], path: Path, report: Report) -> None:
+    """``raises=`` must name an exception class: a built-in one, or one the step defines or
+    imports; a name that only differs in case or spelling from one gets a "did you mean"."""
+    known = {n for n in dir(builtins) if _is_exception(getattr(builtins, n))}
+    for cell in cells:
+        known |= _defined_names(cell.code)
+    for cell in cells:
+        name = cell.raises
+        if not name or name in known or not name.isidentifier():
+            continue
+        same_case = [k for k in known if k.lower() == name.lower()]
+        close = same_case or difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        if not close and name[:1].isupper():
+            continue  # perhaps a library's exception (numpy's LinAlgError): the check will tell
+        line = cell.first_line - 1
+        hint = (
+            f"did you mean {close[0]!r}?"
+            if close
+            else "name an exception class: a built-in one (ValueError) or one the step "
+            "defines or imports"
+        )
+        report.add(path, line, f"raises={name!r} is not an exception this step can raise", hint)
+
+
+def _is_exception(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _defined_names(code: str) -> set[str]:
+    """Classes a cell defines and names it imports: exceptions ``raises=`` may name."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
 
 
 def parse_step(
@@ -65,6 +182,7 @@ def parse_step(
     index = 0
     for token in tokens:
         if token.type != "fence":
+            _check_maths(token, path, report)
             prose.append(token)
             continue
         fence = fence_attrs(token, path, report)
@@ -109,6 +227,8 @@ def parse_step(
         else:
             prose.append(token)
     flush()
+    _check_raw_html(text, path, report)
+    _check_raises([*setup, *(c for c in parts if isinstance(c, Cell)), *attached], path, report)
 
     exercises: dict[str, Exercise] = {}
     starters = {c.id: c for c in parts if isinstance(c, Cell) and c.kind is CellKind.EXERCISE}

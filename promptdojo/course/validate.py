@@ -23,11 +23,15 @@ class ValidationResult:
 
 
 def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """Lesson folders named by ``paths``: a lesson folder itself, or a folder of lessons."""
+    """Lesson folders named by ``paths``: a lesson folder, a folder of lessons, or a step file."""
     folders: list[Path] = []
     problems: list[Diagnostic] = []
     for path in paths:
+        if path.is_file() and (path.parent / LESSON_FILE).is_file():
+            path = path.parent  # a step file (or lesson.yaml): its lesson
         if (path / LESSON_FILE).is_file():
+            if path in folders:
+                continue
             folders.append(path)
         elif path.is_dir():
             found = discover(path)
@@ -37,7 +41,13 @@ def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]
                 )
             folders += found
         else:
-            problems.append(Diagnostic(Location(path), "no such folder"))
+            problems.append(
+                Diagnostic(
+                    Location(path),
+                    "no such lesson folder or step file",
+                    "pass lessons/, a lesson folder, or a step file like lessons/x/01-y.md",
+                )
+            )
     return folders, problems
 
 

@@ -44,7 +44,21 @@ def missing(names: Iterable[str], cache_dir: Path, lock: Lock) -> list[str]:
 def download(entry: dict, cache_dir: Path, upstream: str, timeout: float = 60) -> Path:
     """Fetch one wheel from ``upstream``, check its sha256, and store it in ``cache_dir``."""
     url = upstream.rstrip("/") + "/" + entry["file_name"]
+    # Folders made here are removed again if nothing lands in them (a failed first fetch).
+    created = [p for p in (cache_dir, *cache_dir.parents) if not p.exists()]
     cache_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _download(entry, cache_dir, url, timeout)
+    except PackageError:
+        for folder in created:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _download(entry: dict, cache_dir: Path, url: str, timeout: float) -> Path:
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(dir=cache_dir, prefix=".partial-", suffix=".whl")
     tmp = Path(tmp_name)

@@ -15,6 +15,7 @@ the API fails there rather than on a learner's page.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import subprocess
@@ -116,6 +117,16 @@ def ensure_snapshot(
         return found
     folder = cache_dir / snapshot_key(core, bundle)
     folder.mkdir(parents=True, exist_ok=True)
+    # One maker at a time per snapshot (servers and checks may start together); the others
+    # wait, then find it made.
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = cached_snapshot(core, bundle, cache_dir)
+        return found if found is not None else _make(core, bundle, folder, timeout)
+
+
+def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Snapshot:
+    """Run the Node maker into ``folder``; the digest file, written last, marks it complete."""
     with tempfile.TemporaryDirectory(prefix="promptdojo-snapshot-") as tmp:
         bundle_file = Path(tmp) / "bundle.zip"
         bundle_file.write_bytes(bundle.data)
@@ -140,5 +151,6 @@ def ensure_snapshot(
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise SnapshotError(f"no snapshot for {core}: {last}")
     digest = _sha256(folder / _FILE)
-    (folder / _DIGEST).write_text(digest + "\n", encoding="ascii")
+    (folder / f"{_DIGEST}.tmp").write_text(digest + "\n", encoding="ascii")
+    (folder / f"{_DIGEST}.tmp").replace(folder / _DIGEST)
     return Snapshot(folder / _FILE, digest)

@@ -10,7 +10,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -133,7 +139,8 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        if "text/html" not in request.headers.get("accept", "") or request.url.path.startswith(
+        accept = request.headers.get("accept", "")
+        machine = request.url.path.startswith(
             (
                 ASSETS_URL,
                 RELEASE_URL,
@@ -141,8 +148,11 @@ def create_app(settings: Settings) -> FastAPI:
                 pyodide_files.BUNDLE_URL,
                 pyodide_files.SNAPSHOT_URL,
             )
-        ):
+        )
+        if machine or "application/json" in accept:
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        if "text/html" not in accept:  # curl and friends: the same words, as plain text
+            return PlainTextResponse(f"{exc.detail}\n", status_code=exc.status_code)
         return templates.TemplateResponse(
             request,
             "error.html",

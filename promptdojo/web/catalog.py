@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Literal
 from promptdojo.course import (
     Diagnostic,
     Lesson,
-    LessonError,
     Location,
     discover,
-    load_lesson,
 )
+from promptdojo.course.parse import read_lesson
 from promptdojo.course.records import load_records
 from promptdojo.pyodide.lock import Lock
 
@@ -30,6 +29,9 @@ class Catalog:
 
     lessons: dict[str, Lesson] = field(default_factory=dict)
     broken: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+    #: Lessons with mistakes, read as far as they go, by id: served only in development, where
+    #: each step shows its own mistakes and the other steps stay readable and runnable.
+    drafts: dict[str, Lesson] = field(default_factory=dict)
     #: Recorded outputs per ``(lesson id, step number)``: shown until the learner's Python runs.
     records: dict[tuple[str, int], dict[str, dict]] = field(default_factory=dict)
     #: Rendered pages of this catalog by key; a new catalog starts empty.
@@ -49,17 +51,20 @@ class Catalog:
             )
         for folder in discover(lessons_dir):
             try:
-                lesson = load_lesson(folder, lock)
-            except LessonError as exc:
-                catalog.broken[folder] = exc.diagnostics
-                for diagnostic in exc.diagnostics:
-                    log.warning("lesson left out: %s", diagnostic)
-                continue
+                lesson = read_lesson(folder, lock)
             except Exception as exc:  # a parser bug must not take the other lessons down
                 log.exception("lesson left out: %s: the parser failed", folder)
                 catalog.broken[folder] = [
                     Diagnostic(Location(folder), f"the lesson parser failed: {exc!r}")
                 ]
+                continue
+            if lesson.problems:
+                catalog.broken[folder] = list(lesson.problems)
+                for diagnostic in lesson.problems:
+                    log.warning("lesson left out: %s", diagnostic)
+                if lesson.id not in catalog.lessons and lesson.id not in catalog.drafts:
+                    catalog.drafts[lesson.id] = lesson
+                    catalog._load_records(lesson)
                 continue
             if lesson.id in catalog.lessons:
                 other = catalog.lessons[lesson.id].path
@@ -68,6 +73,17 @@ class Catalog:
                 )
                 continue
             catalog.lessons[lesson.id] = lesson
-            for step in lesson.steps:
-                catalog.records[(lesson.id, step.number)] = load_records(step)
+            catalog.drafts.pop(lesson.id, None)
+            catalog._load_records(lesson)
         return catalog
+
+    def _load_records(self, lesson: Lesson) -> None:
+        for step in lesson.steps:
+            self.records[(lesson.id, step.number)] = load_records(step)
+
+    def lesson(self, lesson_id: str, dev: bool) -> Lesson | None:
+        """The lesson ``lesson_id``; in development, a lesson with mistakes too."""
+        found = self.lessons.get(lesson_id)
+        if found is None and dev:
+            found = self.drafts.get(lesson_id)
+        return found

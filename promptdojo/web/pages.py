@@ -15,7 +15,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
-from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST
+from promptdojo.course.records import code_hash
+from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
@@ -34,14 +35,30 @@ class BrokenLessonError(Exception):
 
 def _lesson(request: Request, lesson_id: str) -> Lesson:
     catalog = request.app.state.catalog
-    lesson = catalog.lessons.get(lesson_id)
+    dev = request.app.state.dev
+    lesson = catalog.lesson(lesson_id, dev)
     if lesson is None:
-        if request.app.state.dev:
+        if dev:
             for folder, diagnostics in catalog.broken.items():
                 if folder.name == lesson_id:
                     raise BrokenLessonError(folder.name, diagnostics)
-        raise HTTPException(404, f"There is no lesson called “{lesson_id}”.")
+        raise HTTPException(404, unknown_lesson(lesson_id, catalog, dev))
     return lesson
+
+
+def unknown_lesson(lesson_id: str, catalog, dev: bool) -> str:
+    """The 404 text for ``lesson_id``: which lessons there are, and where they start."""
+    offered = dict(catalog.lessons)
+    if dev:
+        offered.update({k: v for k, v in catalog.drafts.items() if k not in offered})
+    if not offered:
+        return f"There is no lesson called “{lesson_id}”, and no lessons are served here yet."
+    names = ", ".join(
+        f"“{lesson.title}” (/lessons/{lesson.id}/1)"
+        for lesson in sorted(offered.values(), key=lambda lesson: lesson.id)
+    )
+    lessons = "lesson is" if len(offered) == 1 else "lessons are"
+    return f"There is no lesson called “{lesson_id}”. The {lessons}: {names}."
 
 
 @dataclass(frozen=True)
@@ -76,11 +93,6 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
     return Response(body, media_type="text/html; charset=utf-8", headers=headers)
 
 
-def _starter_hash(code: str) -> str:
-    """A short hash of a cell's starter code: the browser notices when the author changed it."""
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
-
-
 def _render(request: Request, name: str, context: dict) -> str:
     return request.app.state.templates.get_template(name).render(context)
 
@@ -93,13 +105,24 @@ async def index(request: Request) -> Response:
 
     def render() -> str:
         lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
-        broken = sorted(catalog.broken.items()) if dev else []
+        # In development, lessons with mistakes are listed apart, each linking to its steps;
+        # a folder the parser could not read at all is listed with its problems only.
+        drafts = sorted(catalog.drafts.values(), key=lambda lesson: lesson.id) if dev else []
+        draft_paths = {lesson.path for lesson in drafts}
+        broken = (
+            sorted((f, d) for f, d in catalog.broken.items() if f not in draft_paths) if dev else []
+        )
         # Per lesson, [[step number, [exercise ids]], ...]: the page counts steps done from it.
         exercises_by_step = {
             lesson.id: [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
             for lesson in lessons
         }
-        context = {"lessons": lessons, "broken": broken, "exercises_by_step": exercises_by_step}
+        context = {
+            "lessons": lessons,
+            "drafts": drafts,
+            "broken": broken,
+            "exercises_by_step": exercises_by_step,
+        }
         return _render(request, "index.html", context)
 
     return _cached_page(request, ("index",), render)
@@ -148,11 +171,16 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }
+        # lesson.yaml's seed: the same numbers as the check, before the step's first cell.
+        seeding = []
+        if lesson.seed is not None:
+            code = seed_code(lesson.seed, numpy="numpy" in lesson.packages)
+            seeding = [{"id": "lesson-seed", "code": code}]
         # Hidden code the page runs but does not show: setup cells and exercise checks.
         step_data = {
             "lesson": lesson.id,
             "step": step.number,
-            "setup": [{"id": c.id, "code": c.code} for c in step.setup],
+            "setup": seeding + [{"id": c.id, "code": c.code} for c in step.setup],
             "checks": {e.id: e.check.code for e in step.exercises},
             "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
         }
@@ -162,7 +190,10 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "kernel": kernel,
             "step_data": step_data,
             "recorded": state.catalog.records.get((lesson.id, step.number), {}),
-            "starter_hash": _starter_hash,
+            "starter_hash": code_hash,
+            # Only a lesson with mistakes (served in development) has any.
+            "step_problems": step.problems,
+            "lesson_problems": lesson.lesson_problems,
         }
         return _render(request, "step.html", context)
 

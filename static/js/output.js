@@ -77,3 +77,14 @@ export function showResult(output, result, config) {
     appendOutput(output, "value", plain);
   }
 }
+
+/** Put the step's failed setup cells first in a cell's output: they explain what follows. */
+export function showSetupFailures(output, failures) {
+  const notes = failures.map(({ text }) => {
+    const pre = document.createElement("pre");
+    pre.className = "error setup-error";
+    pre.textContent = text.endsWith("\n") ? text : `${text}\n`;
+    return pre;
+  });
+  output.prepend(...notes);
+}

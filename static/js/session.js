@@ -83,6 +83,15 @@ export class KernelSession {
   }
 }
 
+/** What a learner's cell shows about a setup cell that failed: which one, and its cause. */
+export function setupFailure(cellId, result) {
+  const cause = result.traceback || `${result.error_type}: ${result.error_message}`;
+  return {
+    cellId,
+    text: `This step's setup (hidden cell “${cellId}”) failed, so the names it defines are missing:\n${cause}`,
+  };
+}
+
 /** One step's side of the session: its setup, then its cells, in its own namespace. */
 class StepSession {
   constructor(session, key, setup) {
@@ -95,13 +104,17 @@ class StepSession {
   ensureSetup() {
     const state = this.session.stateOf(this.key);
     state.setupDone ??= (async () => {
+      state.setupFailures = [];
       for (const cell of this.setup) {
         const result = await this.session.kernel.run(cell.code, {
           key: this.key,
           cellId: cell.id,
           internal: true,
         });
-        if (!result.ok) console.error(`setup cell ${cell.id} failed`, result.traceback);
+        if (!result.ok) {
+          console.error(`setup cell ${cell.id} failed`, result.traceback);
+          state.setupFailures.push(setupFailure(cell.id, result));
+        }
       }
     })();
     return state.setupDone;
@@ -125,7 +138,10 @@ class StepSession {
       return { ok: false, stopped: "you pressed Stop", notStarted: true };
     }
     const result = await session.kernel.run(code, { key: this.key, cellId, onStream, timeLimit });
-    if (result.ok) session.stateOf(this.key).succeeded.push({ id: cellId, code });
+    const state = session.stateOf(this.key);
+    if (result.ok) state.succeeded.push({ id: cellId, code });
+    // A failed setup explains what follows (a NameError for what it should have defined).
+    if (state.setupFailures?.length) return { ...result, setupFailures: state.setupFailures };
     return result;
   }
 

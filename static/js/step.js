@@ -2,7 +2,7 @@
 // saved edits. Running goes through the page's kernel session (session.js), which owns the
 // step's namespace: its setup cells, and what is replayed after a restart.
 import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
-import { appendOutput, showResult } from "./output.js";
+import { appendOutput, showResult, showSetupFailures } from "./output.js";
 import { loadEdit, saveEdit } from "./store.js";
 
 /**
@@ -194,6 +194,7 @@ function cellRunner(section, ctx, code) {
     }
     if (first) performance.mark("pd:first-output");
     showResult(output, result, config);
+    if (result.setupFailures) showSetupFailures(output, result.setupFailures);
     const ms = Math.round(performance.now() - started);
     if (withCheck && result.ok) {
       result = await step.runCheck(cellId, data.checks[cellId]);

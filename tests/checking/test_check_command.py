@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -85,7 +86,7 @@ def test_validation_errors_fail_the_check_in_the_same_format() -> None:
     done = check(str(folder))
     assert done.returncode == 1
     assert f"{folder}/01-a.md:7: Python syntax error in cell 'cell-1'" in done.stdout
-    assert "1 validation errors" in done.stdout
+    assert "1 validation error in " in done.stdout
 
 
 def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
@@ -104,9 +105,105 @@ def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
     assert f"{step}:16: cell 'cell-2': output differs from its record" in done.stdout
     assert "-[text/plain] 42" in done.stdout
     assert "+[text/plain] 48" in done.stdout
+    assert f"{step}:16: cell 'cell-2': recorded for an earlier version of this cell: run " in (
+        done.stdout
+    )
+    assert f"`promptdojo check {step}::cell-2 --record`" in done.stdout
+    assert "\n1 output drifted; `promptdojo check --record` accepts them" in done.stdout
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("6 passed, 0 failed, 1 skipped, 1 output drifted, 1 stale record in ")
+    refresh = check(f"{step}::cell-2", "--record")
+    assert refresh.returncode == 0, refresh.stdout
+    assert check(str(lesson), "--check-outputs").returncode == 0
+
+
+def test_a_changed_cell_with_the_same_output_is_a_stale_record(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    step = lesson / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("answer = 6 * 7", "answer = 7 * 6"))
+    done = check(f"{step}", "--check-outputs")
+    assert done.returncode == 1
+    assert "output differs" not in done.stdout
+    assert f"{step}:16: cell 'cell-2': recorded for an earlier version of this cell" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("2 passed, 0 failed, 0 skipped, 1 stale record")
+
+
+def test_one_validation_error_is_singular(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    (lesson / "lesson.yaml").write_text((lesson / "lesson.yaml").read_text() + "sed: 1\n")
+    done = check(str(lesson))
+    assert done.stdout.splitlines()[-1].startswith(
+        "0 passed, 0 failed, 0 skipped, 1 validation error in "
+    )
 
 
 @pytest.mark.parametrize("jobs", ["1", "3"])
 def test_parallel_and_serial_runs_agree(jobs: str) -> None:
     done = check(str(FIXTURES / "lessons" / "hello"), "-j", jobs)
     assert done.stdout.splitlines()[-1].startswith("6 passed, 1 failed, 1 skipped")
+
+
+def test_check_takes_one_step_file(tmp_path: Path) -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(str(step))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("PASSED")]
+    assert ids
+    assert all(i.startswith(f"{step}::3::") for i in ids)
+    assert "02-errors.md" not in done.stdout  # the failing step of the lesson did not run
+
+
+@pytest.mark.parametrize("cell", ["double", "3::double"])
+def test_check_takes_file_double_colon_cell_id_as_pytest_does(cell: str) -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(f"{step}::{cell}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    reported = [line for line in done.stdout.splitlines() if line.split(" ")[0] == "PASSED"]
+    assert [line.split()[1] for line in reported] == [f"{step}::3::double"]
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")
+
+
+def test_check_names_an_unknown_cell_and_lists_the_step_cells() -> None:
+    step = FIXTURES / "lessons" / "hello" / "03-exercise.md"
+    done = check(f"{step}::dubble")
+    assert done.returncode == 1
+    assert f"{step}: no cell 'dubble' in this step: its cells are: cell-1, shout," in done.stdout
+
+
+def test_check_names_a_missing_step_file_and_what_exists() -> None:
+    step = FIXTURES / "lessons" / "hello" / "04-nope.md"
+    done = check(str(step))
+    assert done.returncode == 1
+    assert f"{step}: no such step file: " in done.stdout
+    assert "01-where-am-i.md, 02-errors.md, 03-exercise.md" in done.stdout
+
+
+def test_recording_one_cell_keeps_the_other_records(tmp_path: Path) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    record = lesson / "recorded" / "01-where-am-i.json"
+    before = json.loads(record.read_text())
+    assert set(before) == {"cell-1", "cell-2"}
+    done = check(f"{lesson / '01-where-am-i.md'}::cell-2", "--record")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(json.loads(record.read_text())) == {"cell-1", "cell-2"}
+
+
+def test_declared_packages_this_python_lacks_are_named_up_front(tmp_path: Path) -> None:
+    lesson = tmp_path / "sci"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: sci\ntitle: S\nchapter: c\npackages: [scipy]\n")
+    (lesson / "01-a.md").write_text("---\ntitle: A\n---\n\n```python\nprint(1)\n```\n")
+    import importlib.util
+
+    if importlib.util.find_spec("scipy") is not None:
+        pytest.skip("this Python has scipy")
+    done = check(str(lesson))
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(
+        f"{lesson / 'lesson.yaml'}: warning: scipy is declared but this Python ("
+    ), done.stdout
+    assert "-m pip install scipy`, or check in Pyodide with `promptdojo check --pyodide`" in first
+    assert done.returncode == 0, "a cell that does not import it still passes"

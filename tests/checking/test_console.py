@@ -23,7 +23,7 @@ def test_a_terminal_gets_a_progress_bar(
     assert f"✓ {STDLIB / '01-passes.md'}" in out
     assert f"✗ {STDLIB / '02-fails.md'}" in out
     assert "PASSED " not in out, "no per-cell lines when there is a bar"
-    assert out.rstrip().splitlines()[-1].startswith("3 passed, 2 failed, 2 skipped in ")
+    assert out.rstrip().splitlines()[-1].startswith("5 passed, 2 failed, 0 skipped in ")
 
 
 def test_ci_or_a_pipe_gets_plain_lines(

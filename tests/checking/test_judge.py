@@ -9,6 +9,7 @@ import pytest
 from promptdojo.checking.judge import StepRunner
 from promptdojo.checking.outcome import Status
 from promptdojo.course import load_lesson
+from promptdojo.course.parse import read_lesson
 from tests.conftest import ROOT
 
 EXERCISES = ROOT / "tests" / "fixtures" / "checking" / "exercises"
@@ -71,7 +72,138 @@ def test_time_limit_stops_a_runaway_cell(tmp_path: Path) -> None:
         Status.FAILED,
         "timed out: the cell ran longer than its time limit of 0.3 s",
     )
-    assert outcomes[1][0] is Status.SKIPPED
+    assert outcomes[1][0] is Status.PASSED, "x = 1 does not depend on the runaway cell"
+
+
+SCRATCH = """---
+title: Four mistakes
+---
+
+```python {#a}
+import random
+print(undefined_name)
+p = [0.5, 0.5]
+```
+
+```python {#uses-p}
+print(sum(p))
+```
+
+```python {#b raises=valueerror}
+int("x")
+```
+
+```python {#c}
+q = 1 / 0
+```
+
+```python {#d}
+k = 4
+```
+
+```python {#sq .exercise}
+def square(x):
+    return x * x
+```
+
+```python {.check for=sq}
+assert square(3) == 9
+```
+
+```python {.solution for=sq}
+def square(x):
+    return x * x
+```
+
+```python {#after}
+print(square(k))
+```
+"""
+
+
+def test_every_independent_problem_is_reported_in_one_run(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(SCRATCH)
+    step = read_lesson(tmp_path, lock=None).steps[0]
+    outcomes = {o.cell_id: o for o in StepRunner(step).run()}
+    status = {k: o.status for k, o in outcomes.items()}
+    assert status == {
+        "a": Status.FAILED,
+        "uses-p": Status.SKIPPED,
+        "b": Status.FAILED,
+        "c": Status.FAILED,
+        "d": Status.PASSED,
+        "sq": Status.FAILED,  # the starter already passes its check
+        "after": Status.PASSED,  # judged against the solution's namespace
+    }
+    assert outcomes["uses-p"].message == (
+        "skipped: it uses p, missing because cell 'a' failed earlier in this step"
+    )
+    assert outcomes["after"].output.stdout == "16\n"
+
+
+def test_a_cell_defining_what_later_cells_need_still_skips_them(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python\nraise SystemError\ndef f():\n    return 1\n```\n\n"
+        "```python\nprint(f())\n```\n\n```python\nf = 2\n```\n\n```python\nprint(f)\n```\n"
+    )
+    outcomes = [o.status for o in StepRunner(load_lesson(tmp_path).steps[0]).run()]
+    assert outcomes == [Status.FAILED, Status.SKIPPED, Status.PASSED, Status.PASSED]
+
+
+def test_names_bound_before_the_failure_are_usable(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python\nx = 1\ny = 2\n```\n\n"
+        "```python\nx = 10\nraise ValueError\ny = 20\n```\n\n"
+        "```python\nprint(x)\n```\n\n```python\nprint(y)\n```\n"
+    )
+    outcomes = StepRunner(load_lesson(tmp_path).steps[0]).run()
+    assert [o.status for o in outcomes] == [
+        Status.PASSED,
+        Status.FAILED,
+        Status.PASSED,  # x was rebound before the error
+        Status.SKIPPED,  # y still holds the value the failed cell meant to replace
+    ]
+    assert outcomes[2].output.stdout == "10\n"
+
+
+def test_a_skip_carries_on_to_the_cells_that_use_what_the_skipped_cell_binds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python\np = 1 / 0\n```\n\n```python\nq = p + 1\n```\n\n"
+        "```python\nprint(q)\n```\n"
+    )
+    outcomes = StepRunner(load_lesson(tmp_path).steps[0]).run()
+    assert [o.status for o in outcomes] == [Status.FAILED, Status.SKIPPED, Status.SKIPPED]
+    assert outcomes[2].message == (
+        "skipped: it uses q, missing because cell 'cell-1' failed earlier in this step"
+    )
+
+
+@pytest.mark.parametrize("numpy", [False, True])
+def test_the_lesson_seed_makes_unseeded_draws_repeat(tmp_path: Path, numpy: bool) -> None:
+    draw = "np.random.rand()" if numpy else "random.random()"
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        f"---\ntitle: A\n---\n\n```python\nimport random\nimport numpy as np\nprint({draw})\n```\n"
+    )
+    step = load_lesson(tmp_path, lock=None).steps[0]
+
+    def printed(seed: int | None) -> str:
+        (outcome,) = StepRunner(step, seed=seed, numpy=numpy).run()
+        return outcome.output.stdout
+
+    import random
+
+    import numpy as np
+
+    expected = np.random.RandomState(7).rand() if numpy else random.Random(7).random()
+    assert printed(7) == printed(7) == f"{expected}\n"
+    assert printed(None) != printed(None), "without a seed, every run draws fresh numbers"
 
 
 @pytest.mark.timeout(30)
@@ -88,3 +220,20 @@ def test_the_cell_limit_respects_an_outer_alarm(tmp_path: Path) -> None:
         pass
     after, _ = signal.getitimer(signal.ITIMER_REAL)
     assert 0 < after <= before
+
+
+def test_an_expected_error_is_recorded_as_the_learner_sees_it(tmp_path: Path) -> None:
+    (tmp_path / "lesson.yaml").write_text("id: t\ntitle: T\nchapter: c\n")
+    (tmp_path / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python {#define}\ndef f(d):\n    return d['k']\n```\n\n"
+        "```python {#boom raises=KeyError}\nx = 1\nf({})\n```\n"
+    )
+    outcomes = {o.cell_id: o for o in StepRunner(load_lesson(tmp_path).steps[0]).run()}
+    assert outcomes["boom"].status is Status.PASSED
+    assert outcomes["boom"].output.error == (
+        "Traceback (most recent call last):\n"
+        '  File "<cell boom>", line 2, in <module>\n'
+        '  File "<cell define>", line 2, in f\n'
+        "KeyError: 'k'\n"
+    )
+    assert outcomes["define"].output.error == ""

@@ -38,7 +38,7 @@ def test_pass_fail_and_timeout_in_pyodide(tmp_path: Path) -> None:
         f"{folder}/03-times-out.md:6: cell 'spin': timed out: "
         "the cell ran longer than its time limit of 1 s"
     ) in out
-    assert out.splitlines()[-1].startswith("3 passed, 2 failed, 2 skipped in ")
+    assert out.splitlines()[-1].startswith("5 passed, 2 failed, 0 skipped in ")
 
 
 def test_a_cell_that_took_the_interrupt_may_wind_down(tmp_path: Path) -> None:
@@ -52,7 +52,8 @@ def test_a_cell_that_took_the_interrupt_may_wind_down(tmp_path: Path) -> None:
         "the cell ran longer than its time limit of 1 s"
     ) in out
     assert "did not stop" not in out
-    assert out.splitlines()[-1].startswith("0 passed, 1 failed, 1 skipped in ")
+    # The next cell uses nothing the stopped one bound: it runs, in the same Python.
+    assert out.splitlines()[-1].startswith("1 passed, 1 failed, 0 skipped in ")
 
 
 def test_stdout_proves_pyodide_ran_it(tmp_path: Path) -> None:
@@ -69,9 +70,12 @@ def test_stdout_proves_pyodide_ran_it(tmp_path: Path) -> None:
 def test_missing_package_is_not_run_never_passed(tmp_path: Path) -> None:
     done = check(str(FIXTURES / "lessons" / "needs-numpy"), "--cache", str(tmp_path))
     assert done.returncode == 3
+    lesson = FIXTURES / "lessons" / "needs-numpy"
     assert (
-        f"not run: numpy is not cached in {tmp_path}. Run `promptdojo pyodide fetch numpy`."
+        f"NOT-RUN {lesson}: numpy is not cached in {tmp_path}. "
+        "Run `promptdojo pyodide fetch numpy`."
     ) in done.stdout
+    assert done.stdout.count("NOT-RUN") == 1, "one line per lesson, not one per cell"
     assert "PASSED" not in done.stdout
     assert done.stdout.splitlines()[-1].startswith("0 passed, 0 failed, 0 skipped, 1 not run")
 
@@ -89,3 +93,27 @@ def test_the_shipped_lessons_pass_in_pyodide_with_numpy_and_their_records(
     )
     assert done.stdout.splitlines()[-1].startswith(f"{cells} passed, 0 failed, 0 skipped in ")
     assert "drifted" not in done.stdout
+
+
+def test_the_lesson_seed_gives_pyodide_the_same_draws_as_cpython(tmp_path: Path) -> None:
+    import random
+
+    lesson = tmp_path / "seeded"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: seeded\ntitle: S\nchapter: c\nseed: 7\n")
+    (lesson / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python {#draw}\nimport random\n\nprint(random.random())\n```\n"
+    )
+    done = check(str(lesson), "--cache", str(tmp_path), "--record")
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = (lesson / "recorded" / "01-a.json").read_text()
+    assert f'"stdout": "{random.Random(7).random()}\\n"' in record
+    cpython = subprocess.run(
+        [sys.executable, "-m", "promptdojo", "check", str(lesson), "--check-outputs"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "CI": "true"},
+        timeout=300,
+    )
+    assert cpython.returncode == 0, cpython.stdout

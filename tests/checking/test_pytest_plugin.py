@@ -53,12 +53,22 @@ def test_reportinfo_gives_the_markdown_line(lessons: pytest.Pytester) -> None:
     assert (path.name, line + 1, label) == ("02-errors.md", 6, "cell cell-1")
 
 
-def test_later_cells_of_a_step_are_skipped_after_a_failure(lessons: pytest.Pytester) -> None:
+def test_later_cells_that_use_a_failed_cells_names_are_skipped(lessons: pytest.Pytester) -> None:
+    step = lessons.path / "lessons" / "hello" / "01-where-am-i.md"
+    text = step.read_text().replace("import sys", "raise ValueError('x')\nimport sys")
+    step.write_text(text.replace("answer = 6 * 7", "answer = len(sys.platform)"))
+    result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md", "-rs")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*skipped: it uses sys, missing because cell 'cell-1' failed earlier in this step*"]
+    )
+
+
+def test_independent_cells_still_run_after_a_failure(lessons: pytest.Pytester) -> None:
     step = lessons.path / "lessons" / "hello" / "01-where-am-i.md"
     step.write_text(step.read_text().replace("import sys", "import sys\nraise ValueError('x')"))
     result = lessons.runpytest_subprocess("lessons/hello/01-where-am-i.md", "-rs")
-    result.assert_outcomes(failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*skipped: cell 'cell-1' failed earlier in this step*"])
+    result.assert_outcomes(failed=1, passed=1)
 
 
 def test_one_cell_alone_runs_the_cells_above_it(lessons: pytest.Pytester) -> None:

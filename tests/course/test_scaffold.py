@@ -46,6 +46,12 @@ def test_slugify() -> None:
     assert slugify("???") == "step"
 
 
+def test_slugify_drops_apostrophes_instead_of_dashing_them() -> None:
+    assert slugify("Keeping the target's distribution") == "keeping-the-targets-distribution"
+    assert slugify("The draft’s guess") == "the-drafts-guess"
+    assert slugify("Déjà vu") == "deja-vu"
+
+
 def test_cli_new_new_step_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["new", "kv-basics"]).exit_code == 0
@@ -72,7 +78,7 @@ def test_cli_validate_prints_every_problem_and_fails() -> None:
 def test_cli_validate_names_a_missing_folder(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(tmp_path / "nowhere")])
     assert result.exit_code == 1
-    assert f"{tmp_path / 'nowhere'}: no such folder" in result.output
+    assert f"{tmp_path / 'nowhere'}: no such lesson folder or step file" in result.output
 
 
 def test_every_command_has_help() -> None:

@@ -19,7 +19,10 @@ def test_a_lesson_folder_or_a_folder_of_lessons() -> None:
 def test_a_missing_or_empty_folder_is_a_problem(tmp_path: Path) -> None:
     folders, problems = lesson_folders([tmp_path / "nowhere", tmp_path])
     assert folders == []
-    assert [p.message for p in problems] == ["no such folder", "no lessons here"]
+    assert [p.message for p in problems] == [
+        "no such lesson folder or step file",
+        "no lessons here",
+    ]
     assert problems[1].hint == "no */lesson.yaml under it"
 
 

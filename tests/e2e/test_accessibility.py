@@ -60,3 +60,35 @@ def test_a_390px_screen_shows_everything_without_sideways_scrolling(
         assert box["x"] + box["width"] <= 390
     click_run(page, "double")
     expect(page.locator("#cell-double .cell-status")).to_contain_text("Done")
+
+
+def test_maths_renders_as_mathml_and_axe_stays_clean(
+    axe_page: Page, server: Server, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """$…$ and $$…$$ are drawn by the browser from MathML: no script, no network request."""
+    from tests.e2e.conftest import start_server, stop_server
+
+    root = tmp_path_factory.mktemp("maths")
+    lesson = root / "lessons" / "maths"
+    lesson.mkdir(parents=True)
+    (lesson / "lesson.yaml").write_text("id: maths\ntitle: Maths\nchapter: ch 1\n")
+    (lesson / "01-ratio.md").write_text(
+        "---\ntitle: The acceptance ratio\n---\n\nAccept a draft token with probability\n"
+        "$\\min\\left(1, \\frac{p(x)}{q(x)}\\right)$, where $p$ is the target.\n\n"
+        "$$\nr = \\sum_{i=1}^{n} \\alpha_i\n$$\n\n```python\nprint('ok')\n```\n"
+    )
+    maths_server = start_server(lesson.parent, root)
+    requests: list[str] = []
+    axe_page.on("request", lambda r: requests.append(r.url))
+    try:
+        axe_page.goto(f"{maths_server.url}/lessons/maths/1")
+        formulas = axe_page.locator("article math")
+        expect(formulas).to_have_count(3)
+        box = formulas.nth(0).bounding_box()
+        assert box is not None
+        assert box["width"] > 20, "Chromium lays the MathML out"
+        assert axe_page.locator("article .math-error").count() == 0
+        assert all(r.startswith(maths_server.url) for r in requests), requests
+        assert serious_violations(axe_page) == []
+    finally:
+        stop_server(maths_server)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server, start_server, stop_server, wait_ready
+from tests.e2e.conftest import Server, run, start_server, stop_server, wait_ready
 
 
 @pytest.fixture
@@ -42,8 +42,46 @@ def test_breaking_a_lesson_shows_its_errors_then_fixing_it_recovers(
     step = lesson / "02-errors.md"
     good = step.read_text()
     step.write_text(good.replace("def inverse(x):", "def inverse(x)"))
-    expect(page.locator("h1")).to_have_text("This lesson has errors", timeout=15_000)
-    expect(page.locator(".diagnostics")).to_contain_text("02-errors.md:6: Python syntax error")
+    problems = page.locator(".lesson-problems")
+    expect(problems).to_contain_text("This step has 1 problem", timeout=15_000)
+    expect(problems.locator(".diagnostics")).to_contain_text("02-errors.md:6: Python syntax error")
+    expect(page.locator("article h1")).to_have_text("Errors point at your line")
     step.write_text(good)
-    expect(page.locator("h1")).to_have_text("Errors point at your line", timeout=15_000)
+    expect(problems).to_have_count(0, timeout=15_000)
+    expect(page.locator("article h1")).to_have_text("Errors point at your line")
     wait_ready(page)
+
+
+def test_a_typo_in_step_3_leaves_steps_1_and_2_runnable(page: Page, tmp_path: Path) -> None:
+    """The instructor's loop: a mistake in one step never hides the others, nor is it a 500."""
+    lessons = tmp_path / "lessons"
+    lesson = lessons / "spec"
+    lesson.mkdir(parents=True)
+    (lesson / "lesson.yaml").write_text("id: spec\ntitle: Speculative\nchapter: ch 1\n")
+    bodies = {1: "print('one', 1 + 1)", 2: "print('two', 2 * 2)", 3: "k = 4\nif k\n    pass"}
+    for n, body in bodies.items():
+        (lesson / f"0{n}-s{n}.md").write_text(
+            f"---\ntitle: Step {n}\n---\n\nProse {n}.\n\n```python {{#c{n}}}\n{body}\n```\n"
+        )
+    server = start_server(lessons, tmp_path, "--reload")
+    try:
+        for n, shown in ((1, "one 2"), (2, "two 4")):
+            response = page.goto(f"{server.url}/lessons/spec/{n}")
+            assert response is not None
+            assert response.status == 200
+            expect(page.locator(".lesson-problems")).to_have_count(0)
+            wait_ready(page)
+            run(page, f"c{n}")
+            expect(page.locator(f"#cell-c{n} .cell-output")).to_contain_text(shown)
+        response = page.goto(f"{server.url}/lessons/spec/3")
+        assert response is not None
+        assert response.status == 200
+        problems = page.locator(".lesson-problems")
+        expect(problems).to_contain_text("This step has 1 problem")
+        expect(problems).to_contain_text("03-s3.md:9: Python syntax error in cell 'c3'")
+        expect(page.locator("article h1")).to_have_text("Step 3")
+        page.goto(server.url + "/")
+        expect(page.locator("main")).not_to_contain_text("No lessons here yet")
+        expect(page.locator(".lesson-list.broken")).to_contain_text("Speculative")
+    finally:
+        stop_server(server)

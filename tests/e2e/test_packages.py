@@ -139,3 +139,31 @@ def test_a_folder_that_is_not_a_release_is_refused_with_what_it_lacks(tmp_path: 
     assert done.returncode == 2
     assert f"--pyodide-dir {tmp_path} is not an unpacked Pyodide release: it lacks" in done.stderr
     assert "pyodide.asm.wasm" in done.stderr
+
+
+def test_a_failed_setup_shows_its_cause_in_the_cell_the_learner_ran(
+    page: Page, tmp_path: Path
+) -> None:
+    """Without numpy, the setup's import fails: the learner sees that, not a bare NameError."""
+    lesson = tmp_path / "lessons" / "setup-fails"
+    lesson.mkdir(parents=True)
+    (lesson / "lesson.yaml").write_text(
+        'id: setup-fails\ntitle: Setup fails\nchapter: "ch 0"\npackages: [numpy]\n'
+    )
+    (lesson / "01-a.md").write_text(
+        "---\ntitle: A\n---\n\n```python {.setup}\nimport numpy as np\n\n\n"
+        "def compare_distributions(p, q):\n    return np.abs(p - q).sum()\n```\n\n"
+        "```python {#first}\ncompare_distributions(1, 2)\n```\n"
+    )
+    server = start_server(lesson.parent, tmp_path, "--package-upstream", "http://127.0.0.1:9/")
+    try:
+        page.goto(f"{server.url}/lessons/setup-fails/1")
+        wait_ready(page)
+        run(page, "first")
+        output = page.locator("#cell-first .cell-output")
+        setup = output.locator(".setup-error")
+        expect(setup).to_contain_text("This step's setup (hidden cell “cell-1”) failed")
+        expect(setup).to_contain_text("numpy is not available")
+        expect(output.locator(".error").last).to_contain_text("NameError")
+    finally:
+        stop_server(server)

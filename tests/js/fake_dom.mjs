@@ -27,6 +27,10 @@ export class FakeElement {
     return this.attributes[name] ?? null;
   }
 
+  prepend(...nodes) {
+    this.children.unshift(...nodes.filter((node) => typeof node !== "string"));
+  }
+
   append(...nodes) {
     this.children.push(...nodes.filter((node) => typeof node !== "string"));
   }

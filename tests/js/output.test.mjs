@@ -59,3 +59,16 @@ test("an error shows its traceback, and the truncation marker says the cap", () 
   assert.equal(box.children[0].textContent, "E: m");
   assert.match(box.children[1].textContent, /at most 100,000 characters/);
 });
+
+test("a failed setup shows first in the cell's output, before the cell's own error", () => {
+  const box = new FakeElement("output");
+  output.showResult(box, { ok: false, error_type: "NameError", error_message: "x", traceback: "NameError: x\n" }, CONFIG);
+  output.showSetupFailures(box, [{ cellId: "imports", text: "setup (hidden cell “imports”) failed:\nModuleNotFoundError: numpy is not available" }]);
+  assert.deepEqual(
+    box.children.map((c) => [c.className, c.textContent]),
+    [
+      ["error setup-error", "setup (hidden cell “imports”) failed:\nModuleNotFoundError: numpy is not available\n"],
+      ["error", "NameError: x\n"],
+    ],
+  );
+});

@@ -121,3 +121,31 @@ test("Stop with nothing waiting is not remembered for the next run", async () =>
   const step = session.enter("l/1", []);
   assert.equal((await step.runCell("a", "a = 1", {})).ok, true);
 });
+
+test("a failed setup is shown, with its cause, in every cell the learner runs", async () => {
+  const kernel = new FakeKernel();
+  const realRun = kernel.run.bind(kernel);
+  kernel.run = (code, options) => {
+    if (options.cellId !== "imports") return realRun(code, options);
+    kernel.runs.push({ code, key: options.key, cellId: options.cellId, internal: options.internal });
+    return Promise.resolve({
+      ok: false,
+      error_type: "ModuleNotFoundError",
+      error_message: "numpy is not available",
+      traceback: "ModuleNotFoundError: numpy is not available: run `promptdojo pyodide fetch numpy`\n",
+    });
+  };
+  const session = new KernelSession(kernel);
+  const step = session.enter("l/1", [{ id: "imports", code: "import numpy" }]);
+  const first = await step.runCell("a", "compare_distributions()", {});
+  const second = await step.runCell("b", "b = 1", {});
+  for (const result of [first, second]) {
+    assert.equal(result.setupFailures.length, 1);
+    assert.equal(result.setupFailures[0].cellId, "imports");
+    assert.match(result.setupFailures[0].text, /setup \(hidden cell “imports”\) failed/);
+    assert.match(result.setupFailures[0].text, /numpy is not available: run `promptdojo pyodide fetch numpy`/);
+  }
+  assert.equal(second.ok, true, "the learner's own result is kept");
+  const clean = session.enter("l/2", SETUP);
+  assert.equal((await clean.runCell("c", "c = 1", {})).setupFailures, undefined);
+});

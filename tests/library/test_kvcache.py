@@ -81,6 +81,50 @@ def test_incremental_attention_with_cache_equals_recomputation(length, split, he
     np.testing.assert_allclose(np.concatenate(parts, axis=1), full, atol=1e-10)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 10), st.integers(1, 6), st.integers(0, 6), st.sampled_from([(4, 2), (2, 1)]))
+def test_truncate_rolls_back_rejected_draft_tokens(prefix, drafted, accepted, heads) -> None:
+    """Speculative decoding: append a draft, keep the accepted part, continue from there."""
+    accepted = min(accepted, drafted)
+    n_heads, n_kv = heads
+    rng = np.random.default_rng(prefix * 100 + drafted * 10 + accepted)
+    kept = prefix + accepted
+    # The sequence the target model really continues with: the prefix, the accepted draft
+    # tokens, then a fresh (corrected) token whose keys differ from the rejected draft's.
+    k, v = rng.normal(size=(2, n_kv, kept + 1, 4))
+    rejected_k, rejected_v = rng.normal(size=(2, n_kv, drafted - accepted, 4))
+    q = rng.normal(size=(n_heads, 1, 4))
+    cache = kv.KVCache(n_layers=2, n_kv_heads=n_kv, head_dim=4)
+    for layer in range(2):
+        cache.append(layer, k[:, :kept], v[:, :kept])
+        cache.append(layer, rejected_k, rejected_v)
+    assert len(cache) == prefix + drafted
+    cache.truncate(kept)
+    assert cache.shape == (2, 2, n_kv, kept, 4)
+    assert cache.nbytes == 2 * 2 * n_kv * kept * 4 * 8
+    for layer in range(2):
+        ck, cv = cache.append(layer, k[:, kept:], v[:, kept:])
+        np.testing.assert_array_equal(ck, k)
+        np.testing.assert_array_equal(cv, v)
+        np.testing.assert_allclose(
+            kv.attention(q, ck, cv, causal=False), kv.attention(q, k, v, causal=False)
+        )
+
+
+def test_truncate_refuses_what_it_cannot_do() -> None:
+    cache = kv.KVCache(n_layers=2, n_kv_heads=1, head_dim=2)
+    cache.append(0, np.zeros((1, 4, 2)), np.zeros((1, 4, 2)))
+    cache.append(1, np.zeros((1, 2, 2)), np.zeros((1, 2, 2)))  # mid-forward: layer 1 behind
+    with pytest.raises(ValueError, match="cannot truncate to 3 positions: layer 1 holds only 2"):
+        cache.truncate(3)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="whole number of positions"):
+            cache.truncate(bad)
+    cache.truncate(0)
+    assert len(cache) == 0
+    assert cache.nbytes == 0
+
+
 def test_attention_cost_counter_is_linear_per_token_with_cache() -> None:
     counter = kv.CostCounter()
     q = np.zeros((2, 1, 8))

@@ -48,6 +48,21 @@ def test_unreachable_upstream_names_the_url(tmp_path: Path) -> None:
         fetch(["tinydep"], tmp_path, LOCK, "http://127.0.0.1:9/")
 
 
+def test_a_failed_fetch_leaves_no_empty_cache_folder_behind(tmp_path: Path) -> None:
+    cache = tmp_path / ".cache" / "pyodide-packages"
+    with pytest.raises(PackageError):
+        fetch(["tinydep"], cache, LOCK, "http://127.0.0.1:9/")
+    assert list(tmp_path.iterdir()) == [], "neither .cache/ nor its package folder is left"
+
+
+def test_a_failed_fetch_keeps_a_folder_that_was_already_there(tmp_path: Path) -> None:
+    cache = tmp_path / ".cache"
+    cache.mkdir()
+    with pytest.raises(PackageError):
+        fetch(["tinydep"], cache, LOCK, "http://127.0.0.1:9/")
+    assert cache.is_dir()
+
+
 def test_unknown_package_is_named(tmp_path: Path) -> None:
     with pytest.raises(PackageError, match=r"nosuch is not a package of Pyodide 0\.0\.0-test"):
         missing(["nosuch"], tmp_path, LOCK)

@@ -41,22 +41,77 @@ def test_dev_mode_shows_the_broken_lessons_errors() -> None:
     assert "Lessons with errors" in index
     assert 'href="/lessons/broken/1"' in index
     page = c.get("/lessons/broken/1", headers=HTML)
-    assert page.status_code == 500
+    assert page.status_code == 200
     assert f"{MIXED / 'broken' / '01-a.md'}:7" in page.text
     assert "Python syntax error in cell" in page.text
+    assert "This step has 1 problem" in page.text
+
+
+def _three_steps(tmp_path: Path, typo_in_step_3: bool) -> Path:
+    lesson = tmp_path / "spec"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: spec\ntitle: Speculative\nchapter: ch 1\n")
+    for n in (1, 2, 3):
+        body = "x = 1\nprint(x)" if n != 3 or not typo_in_step_3 else "x = 1\nif x\n    pass"
+        (lesson / f"0{n}-s{n}.md").write_text(
+            f"---\ntitle: Step {n}\n---\n\nProse {n}.\n\n```python {{#c{n}}}\n{body}\n```\n"
+        )
+    return tmp_path
+
+
+def test_one_typo_in_step_3_leaves_steps_1_and_2_readable(tmp_path: Path) -> None:
+    folder = _three_steps(tmp_path, typo_in_step_3=True)
+    c = TestClient(create_app(Settings(lessons_dir=folder, dev=True)))
+    for n in (1, 2):
+        page = c.get(f"/lessons/spec/{n}", headers=HTML)
+        assert page.status_code == 200, n
+        assert f"Prose {n}." in page.text
+        assert "lesson-problems" not in page.text
+        assert 'class="step-problem-count"' in page.text  # the step list marks step 3
+    third = c.get("/lessons/spec/3", headers=HTML)
+    assert third.status_code == 200
+    assert "This step has 1 problem" in third.text
+    assert (
+        f"{folder / 'spec' / '03-s3.md'}:9</code>: Python syntax error in cell &#39;c3&#39;"
+        in third.text
+    )
+    assert "Prose 3." in third.text  # the step itself is still shown under its problems
+    index = c.get("/", headers=HTML).text
+    assert "No lessons here yet" not in index
+    assert "No lesson is ready for learners yet" in index
+    assert 'href="/lessons/spec/3">3</a>' in index
+
+
+def test_a_lesson_with_a_broken_step_stays_hidden_from_learners(tmp_path: Path) -> None:
+    folder = _three_steps(tmp_path, typo_in_step_3=True)
+    c = TestClient(create_app(Settings(lessons_dir=folder, dev=False)))
+    assert c.get("/lessons/spec/1", headers=HTML).status_code == 404
+    assert "Speculative" not in c.get("/", headers=HTML).text
+
+
+def test_a_broken_lesson_yaml_shows_on_every_step(tmp_path: Path) -> None:
+    folder = _three_steps(tmp_path, typo_in_step_3=False)
+    (folder / "spec" / "lesson.yaml").write_text(
+        "id: spec\ntitle: Speculative\nchapter: ch 1\nsed: 3\n"
+    )
+    c = TestClient(create_app(Settings(lessons_dir=folder, dev=True)))
+    page = c.get("/lessons/spec/2", headers=HTML)
+    assert page.status_code == 200
+    assert "This lesson has problems" in page.text
+    assert "unknown key &#39;sed&#39;" in page.text
 
 
 def test_a_parser_crash_is_contained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import promptdojo.web.catalog as catalog
 
-    real = catalog.load_lesson
+    real = catalog.read_lesson
 
     def flaky(folder: Path, lock: object = "default"):
         if folder.name == "hello":
             raise RuntimeError("boom")
         return real(folder, lock)
 
-    monkeypatch.setattr(catalog, "load_lesson", flaky)
+    monkeypatch.setattr(catalog, "read_lesson", flaky)
     c = client(dev=True)
     page = c.get("/lessons/hello/1", headers=HTML)
     assert page.status_code == 500

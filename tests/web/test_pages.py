@@ -70,6 +70,18 @@ def test_unknown_lesson_is_a_404_page_not_a_traceback(client: TestClient) -> Non
     assert "Traceback" not in response.text
 
 
+def test_unknown_lesson_404_says_what_exists_to_a_browser_and_to_curl(
+    client: TestClient,
+) -> None:
+    page = client.get("/lessons/nope/1", headers=HTML)
+    assert "“Hello, Pyodide” (/lessons/hello/1)" in page.text
+    curl = client.get("/lessons/nope", headers={"accept": "*/*"})  # what curl sends
+    assert curl.status_code == 404
+    assert curl.headers["content-type"].startswith("text/plain")
+    assert curl.text.startswith("There is no lesson called “nope”. The lessons are: ")
+    assert "“Hello, Pyodide” (/lessons/hello/1)" in curl.text
+
+
 def test_step_number_out_of_range_is_a_404_naming_the_range(client: TestClient) -> None:
     for number in ("0", "4", "99999999999999999999", "-1", "two"):
         response = client.get(f"/lessons/hello/{number}", headers=HTML)

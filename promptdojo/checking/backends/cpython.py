@@ -19,6 +19,11 @@ ONE_BLAS_THREAD = {
 STEP_MODULE = "promptdojo.checking.backends.cpython_step"
 
 
+def hash_seed(lesson: Lesson) -> int:
+    """``PYTHONHASHSEED``: the lesson's seed, or 0, so sets print in the same order every run."""
+    return (lesson.seed or 0) % 2**32
+
+
 def _crashed(done) -> str:
     tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
     return f"the step's process crashed (exit {done.returncode}): " + " | ".join(tail)
@@ -29,11 +34,16 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
     started = time.perf_counter()
     ended = run_job(
         [sys.executable, "-m", STEP_MODULE],
-        {"step": step_to_dict(step), "time_limit": lesson.time_limit},
+        {
+            "step": step_to_dict(step),
+            "time_limit": lesson.time_limit,
+            "seed": lesson.seed,
+            "numpy": "numpy" in lesson.packages,
+        },
         process_budget(lesson, step),
         crashed=_crashed,
         killed="the step's process",
-        env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(lesson.seed)},
+        env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(hash_seed(lesson))},
     )
     outcomes = [CellOutcome.from_dict(d) for d in ended.data or []]
     outcomes = complete(step, outcomes, ended.why or "the step's process ended early")

@@ -20,7 +20,12 @@ from promptdojo.checking.serialize import step_from_dict
 def main(argv: list[str]) -> int:
     job_path, result_path = Path(argv[0]), Path(argv[1])
     job = json.loads(job_path.read_text(encoding="utf-8"))
-    runner = StepRunner(step_from_dict(job["step"]), job["time_limit"])
+    runner = StepRunner(
+        step_from_dict(job["step"]),
+        job["time_limit"],
+        seed=job.get("seed"),
+        numpy=job.get("numpy", False),
+    )
     outcomes = []
 
     def save(outcome: CellOutcome) -> None:

@@ -108,6 +108,8 @@ def pyodide_step_runner(
             "packages": list(lesson.packages),
             "step": step_to_dict(step),
             "timeLimit": lesson.time_limit,
+            "seed": lesson.seed,
+            "numpy": "numpy" in lesson.packages,
         }
         budget = BOOT_SECONDS + process_budget(lesson, step)
         ended = run_job(

@@ -40,5 +40,11 @@ class InterruptLimiter:
 def main() -> None:
     """Judge the job's step, reporting each outcome as it is known."""
     job = json.loads(js.pdJob)
-    runner = StepRunner(step_from_dict(job["step"]), job["timeLimit"], limiter=InterruptLimiter())
+    runner = StepRunner(
+        step_from_dict(job["step"]),
+        job["timeLimit"],
+        limiter=InterruptLimiter(),
+        seed=job.get("seed"),
+        numpy=job.get("numpy", False),
+    )
     runner.run(on_outcome=lambda o: js.pdOutcome(json.dumps(o.to_dict())))
