@@ -37,6 +37,9 @@ ROOMS = {
     "course": "course",
     "pyodide": "pyodide",
     "kernel": "kernel",
+    # The controls of a cell (promptdojo.ui) are the kernel's other half: the kernel hands each
+    # run its ControlRun. Standard library only, like the kernel.
+    "ui": "kernel",
 }
 
 
