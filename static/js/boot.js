@@ -204,7 +204,7 @@ export class CellRunner {
    */
   run(code, { key, cellId, controls }) {
     // Control values cross as JSON text: Python parses and checks them (promptdojo.kernel).
-    const values = controls === undefined ? null : JSON.stringify(controls);
+    const values = controls == null ? undefined : JSON.stringify(controls); // undefined is None
     const result = this.pyKernel.run.callKwargs(code, key, cellId, { controls: values });
     const dict = result.to_dict();
     try {
