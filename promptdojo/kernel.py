@@ -256,7 +256,9 @@ def control_values(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         except ValueError as exc:
             raise ControlError(f"the control values are not JSON ({exc})") from None
     if not isinstance(raw, dict) or len(raw) > MAX_CONTROL_VALUES:
-        raise ControlError(f"control values must be a mapping of at most {MAX_CONTROL_VALUES} names")
+        raise ControlError(
+            f"control values must be a mapping of at most {MAX_CONTROL_VALUES} names"
+        )
     for name, value in raw.items():
         plain = isinstance(value, bool | int | float) or (
             isinstance(value, str) and len(value) <= MAX_TEXT

@@ -86,7 +86,9 @@ def _declare(spec: dict[str, Any]) -> Any:
 
 def _name(name: object) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_TEXT:
-        raise ControlError(f"a control's name must be text of 1 to {MAX_TEXT} characters, not {name!r}")
+        raise ControlError(
+            f"a control's name must be text of 1 to {MAX_TEXT} characters, not {name!r}"
+        )
     return name
 
 
@@ -127,8 +129,8 @@ def _checked(spec: dict[str, Any], value: object) -> Any:
 
 def slider(
     name: str,
-    min: float,  # noqa: A002 - the names learners know from HTML inputs and marimo
-    max: float,  # noqa: A002
+    min: float,
+    max: float,
     value: float | None = None,
     step: float | None = None,
 ) -> float:
@@ -158,7 +160,7 @@ def slider(
 
 
 def choice(name: str, options: list[str], value: str | None = None) -> str:
-    """A drop-down of ``options`` (text); returns the chosen one, by default ``value`` or the first."""
+    """A drop-down of ``options`` (texts); returns the chosen one (default ``value``, or the first)."""
     label = f"choice {_name(name)!r}"
     options = list(options)
     if not 1 <= len(options) <= MAX_CHOICES or not all(

@@ -1,4 +1,4 @@
-"""Controls bound to a cell (promptdojo.ui) in real Chromium: live re-runs, state, checks, refusals."""
+"""Controls bound to a cell (promptdojo.ui) in Chromium: live re-runs, state, checks, refusals."""
 
 from __future__ import annotations
 
