@@ -160,7 +160,7 @@ def slider(
 
 
 def choice(name: str, options: list[str], value: str | None = None) -> str:
-    """A drop-down of ``options`` (texts): returns the chosen one, default ``value`` or the first."""
+    """A drop-down of ``options``: returns the chosen one, by default ``value`` or the first."""
     label = f"choice {_name(name)!r}"
     options = list(options)
     if not 1 <= len(options) <= MAX_CHOICES or not all(
