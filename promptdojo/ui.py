@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +70,26 @@ class ControlRun:
         return self.declared[-1]["value"]
 
 
+#: A run that collects every call, whoever makes it (:func:`collecting`): for reading a cell's
+#: controls without running the cell.
+_collector: ControlRun | None = None
+
+
+@contextmanager
+def collecting(run: ControlRun) -> Iterator[ControlRun]:
+    """Within the block, every control call declares into ``run``."""
+    global _collector
+    previous, _collector = _collector, run
+    try:
+        yield run
+    finally:
+        _collector = previous
+
+
 def _current_run() -> ControlRun | None:
     """The run of the cell whose code called us, if a kernel is running one."""
+    if _collector is not None:
+        return _collector
     frame = sys._getframe(2)
     while frame is not None:
         run = frame.f_globals.get(RUN_KEY)

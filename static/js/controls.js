@@ -27,6 +27,13 @@ function shownValue(spec, value) {
   return String(value);
 }
 
+/** What identifies a list of controls, whatever the order of each one's keys; not the values. */
+function signature(list) {
+  return JSON.stringify(
+    list.map(({ value, ...spec }) => Object.fromEntries(Object.entries(spec).sort())),
+  );
+}
+
 /** One control: its label, its native input and (for a slider) the value it shows. */
 function controlElement(spec, id, value, onInput) {
   const row = document.createElement("div");
@@ -101,14 +108,18 @@ export function mountControls(section, { values, save, changed, hasLater }) {
   };
   return {
     values: () => ({ ...chosen }),
+    /** Draw the controls the author's code declares, before the cell runs, at saved values. */
+    preview(declared) {
+      if (!declared?.length) return;
+      build(declared.map((spec) => ({ ...spec, value: chosen[spec.name] ?? spec.default })));
+    },
     /**
      * Show the controls a run declared; keep the inputs (and focus) when they are the same.
      * Values of controls the cell no longer makes are dropped; after `refused` (a ControlError),
      * every control is put back to the value it ran with, which for the refused one is its default.
      */
     render(declared, refused = false) {
-      const same =
-        JSON.stringify(declared.map(({ value, ...spec }) => spec)) === JSON.stringify(specs);
+      const same = signature(declared) === signature(specs);
       if (!same) build(declared);
       const names = new Set(declared.map((spec) => spec.name));
       if (refused) {

@@ -173,6 +173,7 @@ function cellControls(section, next, ctx) {
     changed: () => controls.live?.(),
     hasLater: Boolean(next),
   });
+  controls.preview(ctx.data.controls?.[cellId]);
   return controls;
 }
 
