@@ -53,6 +53,23 @@ export class KernelSession {
     }
   }
 
+  /**
+   * Interrupt the learner's run of cell `cellId` (running or queued), if Python can take an
+   * interrupt; without one (no cross-origin isolation) stopping means replacing the worker, so
+   * the run is left to finish. Returns true when a stop was asked for.
+   */
+  interruptCell(cellId, why) {
+    if (!this.kernel.interrupt) return false;
+    const runs = [...this.kernel.runs];
+    const id = runs.find(([, run]) => run.cellId === cellId && !run.internal)?.[0];
+    if (id !== undefined) this.kernel.stop(why, id);
+    else if (this.waitingForSetup > 0) {
+      this.stopBeforeStart = true;
+      this.stopWhy = why;
+    }
+    return true;
+  }
+
   /** "Restart Python": a fresh worker, nothing replayed, every step starts afresh. */
   restart() {
     this.freshRestart = true;

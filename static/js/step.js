@@ -131,7 +131,7 @@ function mountCell(section, next, ctx) {
   controls.live = liveRunner({
     execute: () => execute(false, true),
     inflight: () => execute.inflight,
-    interrupt: () => ctx.session.requestStop("a control changed"),
+    interrupt: () => ctx.session.interruptCell(section.dataset.cellId, "a control changed"),
   });
   view = createEditor(pre, {
     doc: saved?.code ?? starterCode,

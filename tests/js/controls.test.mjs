@@ -41,3 +41,38 @@ test("an export carries control values and an import restores them, refusing non
   assert.deepEqual(store.loadControls("l", 1, "c"), { t: 0.3 });
   assert.equal(localStorage.getItem("promptdojo:v1:controls:l:1:d"), null);
 });
+
+/** Resolves at the next turn of the event loop, after timers of 0 ms. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+test("rapid changes during a run interrupt it once and run once more, with no queue", async () => {
+  const { liveRunner } = await import("../../static/js/controls.js");
+  let finishRun;
+  let inflight = new Promise((resolve) => {
+    finishRun = resolve;
+  });
+  let interrupts = 0;
+  let executed = 0;
+  const request = liveRunner({
+    execute: async () => {
+      executed += 1;
+    },
+    inflight: () => inflight,
+    interrupt: () => {
+      interrupts += 1;
+    },
+    delay: 0,
+  });
+  for (let i = 0; i < 10; i++) request(); // debounced: one go
+  while (interrupts === 0) await tick();
+  request(); // arrives while the interrupted run winds down: folded into the run already due
+  await tick();
+  await tick();
+  assert.equal(executed, 0); // nothing runs beside the interrupted run
+  inflight = null;
+  finishRun();
+  while (executed === 0) await tick();
+  await tick();
+  assert.equal(interrupts, 1);
+  assert.equal(executed, 1);
+});

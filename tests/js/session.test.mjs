@@ -121,3 +121,22 @@ test("Stop with nothing waiting is not remembered for the next run", async () =>
   const step = session.enter("l/1", []);
   assert.equal((await step.runCell("a", "a = 1", {})).ok, true);
 });
+
+test("a control change interrupts that cell's run only, and never without an interrupt buffer", () => {
+  const stops = [];
+  const kernel = {
+    addRestartListener() {},
+    interrupt: new Int32Array(1),
+    runs: new Map([
+      [1, { cellId: "a", internal: false }],
+      [2, { cellId: "b", internal: false }],
+    ]),
+    stop: (why, id) => stops.push([why, id]),
+  };
+  const session = new KernelSession(kernel);
+  assert.equal(session.interruptCell("b", "a control changed"), true);
+  assert.deepEqual(stops, [["a control changed", 2]]);
+  kernel.interrupt = null; // stopping would replace the worker: let the run finish instead
+  assert.equal(session.interruptCell("a", "a control changed"), false);
+  assert.equal(stops.length, 1);
+});
