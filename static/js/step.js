@@ -250,7 +250,13 @@ function cellRunner(section, ctx, code, controls) {
 function showControls(controls, result, live) {
   if (!Array.isArray(result.controls)) return; // stopped before Python, or Python restarted
   const refused = result.error_type === "ControlError";
-  if (result.ok || refused || (result.controls.length && result.error_type !== "KeyboardInterrupt")) {
+  if (refused && !result.controls.length) {
+    controls.reset(); // the values were not even plain data: every control back to its default
+  } else if (
+    result.ok ||
+    refused ||
+    (result.controls.length && result.error_type !== "KeyboardInterrupt")
+  ) {
     controls.render(result.controls, refused);
   }
   if (live) controls.noteLater();

@@ -23,7 +23,7 @@ def temperature(page: Page):
 
 
 def stdout(page: Page, cell_id: str):
-    return page.locator(f"#cell-{cell_id} .cell-output pre.stdout")
+    return page.locator(f"#cell-{cell_id} .cell-output > pre.stdout")
 
 
 def test_moving_a_slider_by_keyboard_reruns_the_cell(page: Page, server: Server) -> None:
@@ -169,3 +169,18 @@ def test_a_bad_value_is_refused_with_a_clear_message(page: Page, server: Server)
     )
     assert refused["error_type"] == "ControlError"
     assert "a control's value is true/false, a number, or a short text" in refused["error_message"]
+
+
+def test_a_removed_or_renamed_control_is_dropped_without_an_error(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/{STEP}")
+    saved = {"temperature": 0.5, "temp": 0.7, "gone": "x"}  # one kept, two the author renamed
+    page.evaluate("([k, v]) => localStorage.setItem(k, JSON.stringify(v))", [KEY, saved])
+    page.reload()
+    wait_ready(page)
+    expect(temperature(page)).to_have_value("0.5")
+    run(page, "temp")
+    expect(stdout(page, "temp")).to_have_text("T=0.50 model=small\n")
+    expect(page.locator("#cell-temp .cell-status")).to_contain_text("Done in")
+    assert json.loads(page.evaluate(f"localStorage.getItem('{KEY}')")) == {"temperature": 0.5}
