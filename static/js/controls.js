@@ -135,6 +135,13 @@ export function mountControls(section, { values, save, changed, hasLater }) {
       }
       save(chosen);
     },
+    /** Put back `values` (an earlier `values()`), as after undoing a Reset. */
+    restore(values) {
+      chosen = { ...values };
+      save(chosen);
+      const at = (spec) => ({ ...spec, value: chosen[spec.name] ?? spec.default });
+      if (specs.length) build(specs.map(at));
+    },
     /** Put every control back to the author's default. */
     reset() {
       chosen = {};

@@ -72,7 +72,11 @@ export function controlValuesProblem(values) {
       (typeof value === "number" && Number.isFinite(value)) ||
       (typeof value === "string" && value.length <= 60);
     if (!ok || name.length > 60) {
-      return `the control ${JSON.stringify(name)} was sent ${JSON.stringify(String(value)).slice(0, 80)}: a control's value is true/false, a number, or a short text`;
+      const sent = JSON.stringify(String(value)).slice(0, 80);
+      return (
+        `the control ${JSON.stringify(name)} was sent ${sent}: ` +
+        "a control's value is true/false, a number, or a short text"
+      );
     }
   }
   return null;
@@ -81,5 +85,12 @@ export function controlValuesProblem(values) {
 /** The result of a run whose control values were refused before Python saw them. */
 export function refusedResult(problem) {
   const text = `ControlError: ${problem}`;
-  return { ok: false, value: {}, error_type: "ControlError", error_message: problem, traceback: text, controls: [] };
+  return {
+    ok: false,
+    value: {},
+    error_type: "ControlError",
+    error_message: problem,
+    traceback: text,
+    controls: [],
+  };
 }

@@ -114,15 +114,17 @@ function mountCell(section, next, ctx) {
   const code = () => view.state.doc.toString();
   const saver = editSaver({ data, cellId, starterCode, starterHash, notice, showNotice, code });
   const controls = cellControls(section, next, ctx);
-  /** Put the starter back (and the controls' defaults), offering to undo the code. */
+  /** Put the starter back (and the controls' defaults), offering to undo both. */
   const restoreStarter = (message) => {
     const mine = code();
+    const myValues = controls.values();
     replaceDoc(view, starterCode);
     saver.save();
     controls.reset();
     const undo = () => {
       replaceDoc(view, mine);
       saver.save();
+      controls.restore(myValues);
       view.focus();
     };
     showNotice(message, [["Undo reset", undo]]);

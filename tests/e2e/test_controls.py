@@ -120,9 +120,14 @@ def test_reset_export_and_import(page: Page, server: Server, tmp_path: Path) -> 
     data = json.loads(exported.read_text())
     assert data["items"]["controls:knobs:1:temp"] == {"temperature": 1.05}
 
-    page.locator("#cell-temp").get_by_role("button", name="Reset").click()
+    cell = page.locator("#cell-temp")
+    cell.get_by_role("button", name="Reset").click()
     expect(temperature(page)).to_have_value("1")
     assert page.evaluate(f"localStorage.getItem('{KEY}')") is None
+    cell.get_by_role("button", name="Undo reset").click()  # brings the learner's value back
+    expect(temperature(page)).to_have_value("1.05")
+    cell.get_by_role("button", name="Reset").click()
+    expect(temperature(page)).to_have_value("1")
     run(page, "temp")
     expect(stdout(page, "temp")).to_have_text("T=1.00 model=small\n")
 
