@@ -78,6 +78,7 @@ bench: install
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/browser.py --runs 5
 	$(BIN)/python bench/snapshot_boot.py --runs 5
+	$(BIN)/python bench/controls.py --changes 30
 	$(BIN)/python bench/profile_boot.py
 	$(BIN)/python bench/lesson_cells.py --runs 3
 	$(BIN)/python bench/report.py

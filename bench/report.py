@@ -40,6 +40,12 @@ ROWS = [
         ("<=", 0.4),
     ),
     ("browser", "next_step_ms", "Next-step click until the next step's cells can run (ms)", None),
+    (
+        "controls",
+        "control_to_output_ms",
+        "a control change until its light cell's new output (ms, median, debounce included)",
+        ("<=", 100),
+    ),
     ("browser", "warm_visit_ms", "kernel-ready on a second visit (ms, median)", None),
     ("browser", "round_trip_ms", "first Run of a plain-Python cell until its output (ms)", None),
     (

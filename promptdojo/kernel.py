@@ -15,11 +15,14 @@ Semantics:
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import traceback
 import types
 from dataclasses import dataclass, field
 from typing import Any
+
+from promptdojo.ui import MAX_TEXT, RUN_KEY, ControlError, ControlRun
 
 __all__ = ["CellResult", "Kernel", "seed_code", "seed_everything"]
 
@@ -41,6 +44,8 @@ class CellResult:
     traceback: str | None = None
     #: Line in the cell (1-based) where the error surfaced, if it was in the cell.
     error_line: int | None = None
+    #: The controls the cell declared (``promptdojo.ui``), in call order, each with its value.
+    controls: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict, for handing to JavaScript or to a JSON report."""
@@ -51,6 +56,7 @@ class CellResult:
             "error_message": self.error_message,
             "traceback": self.traceback,
             "error_line": self.error_line,
+            "controls": [dict(c) for c in self.controls],
         }
 
 
@@ -177,12 +183,16 @@ class Kernel:
         cell_id: str = "cell",
         filename: str | None = None,
         first_line: int = 1,
+        controls: str | dict[str, Any] | None = None,
     ) -> CellResult:
         """Run ``code`` in the namespace ``key``.
 
         Tracebacks name the cell ``<cell ID>`` with lines counted from 1, or, given ``filename``
         and ``first_line``, the file the cell came from with that file's line numbers (the cell
         check uses this to point at the markdown).
+
+        ``controls`` holds the values the page chose for the cell's controls, by name (a dict or
+        its JSON text); without it every control returns its default.
         """
         filename = filename or f"{CELL_FILENAME_PREFIX}{cell_id}>"
         self._cell_files.add(filename)
@@ -199,6 +209,13 @@ class Kernel:
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last_expr = ast.Expression(body=tree.body.pop().value)
         try:
+            run = ControlRun(values=control_values(controls))
+        except ControlError as exc:
+            return CellResult(
+                ok=False, error_type="ControlError", error_message=str(exc), traceback=str(exc)
+            )
+        ns[RUN_KEY] = run
+        try:
             # Lines are kept: `ast.parse` records them and the code objects carry them on.
             exec(compile(tree, filename, "exec"), ns)
             value = None
@@ -207,8 +224,12 @@ class Kernel:
         except BaseException as exc:
             if isinstance(exc, SystemExit | GeneratorExit):
                 raise
-            return self._runtime_error(exc, self._cell_files)
-        result = CellResult(ok=True)
+            failed = self._runtime_error(exc, self._cell_files)
+            failed.controls = run.declared
+            return failed
+        finally:
+            ns.pop(RUN_KEY, None)
+        result = CellResult(ok=True, controls=run.declared)
         if value is not None:
             ns["_"] = value
             result.value = _mime_bundle(value)
@@ -242,6 +263,39 @@ class Kernel:
             traceback="".join(lines),
             error_line=frames[-1].lineno if frames else None,
         )
+
+
+#: Values one run may carry: a few more than a cell may declare, for controls since removed.
+MAX_CONTROL_VALUES = 32
+
+
+def control_values(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """The page's control values, checked to be plain data: names to booleans, numbers or text.
+
+    A value is never code: anything but a flat ``{name: bool | number | text}`` is refused with a
+    :class:`ControlError` before the cell runs.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise ControlError(f"the control values are not JSON ({exc})") from None
+    if not isinstance(raw, dict) or len(raw) > MAX_CONTROL_VALUES:
+        raise ControlError(
+            f"control values must be a mapping of at most {MAX_CONTROL_VALUES} names"
+        )
+    for name, value in raw.items():
+        plain = isinstance(value, bool | int | float) or (
+            isinstance(value, str) and len(value) <= MAX_TEXT
+        )
+        if not isinstance(name, str) or len(name) > MAX_TEXT or not plain:
+            raise ControlError(
+                f"the control {name!r} was sent the value {value!r}: a control's value is "
+                f"True/False, a number, or a text of at most {MAX_TEXT} characters"
+            )
+    return dict(raw)
 
 
 def main() -> None:  # pragma: no cover - convenience for trying the kernel by hand

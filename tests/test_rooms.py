@@ -23,7 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"web", "checking", "course", "pyodide", "kernel", "learner"},
     "web": {"course", "pyodide", "kernel", "learner"},
     "checking": {"course", "pyodide", "kernel"},
-    "course": {"pyodide"},
+    # course reads cells' controls with the kernel's own rules (promptdojo.ui), to validate them.
+    "course": {"pyodide", "kernel"},
     "pyodide": {"learner"},
     "kernel": set(),
     "learner": set(),
@@ -37,6 +38,9 @@ ROOMS = {
     "course": "course",
     "pyodide": "pyodide",
     "kernel": "kernel",
+    # The controls of a cell (promptdojo.ui) are the kernel's other half: the kernel hands each
+    # run its ControlRun. Standard library only, like the kernel.
+    "ui": "kernel",
 }
 
 

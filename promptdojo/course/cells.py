@@ -12,6 +12,7 @@ from pathlib import Path
 from markdown_it.token import Token
 from mdit_py_plugins.attrs.parse import ParseError, parse
 
+from promptdojo.course.controls import declared_controls
 from promptdojo.course.model import Cell, CellKind, Location
 from promptdojo.course.problems import Report, did_you_mean
 
@@ -208,6 +209,8 @@ def python_cell(
             problem = rules.problem(module)
             if problem is not None:
                 report.add(path, first_line + lineno - 1, *problem)
+        for lineno, problem in declared_controls(code)[1]:
+            report.add(path, first_line + lineno - 1, f"cell {cell_id!r}: {problem}")
     return Cell(
         id=cell_id,
         code=code,

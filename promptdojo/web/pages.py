@@ -15,6 +15,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
+from promptdojo.course.controls import declared_controls
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
@@ -183,6 +184,10 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "setup": seeding + [{"id": c.id, "code": c.code} for c in step.setup],
             "checks": {e.id: e.check.code for e in step.exercises},
             "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
+            # The controls each cell declares with literal arguments: drawn before it first runs.
+            "controls": {
+                c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
+            },
         }
         context = {
             "lesson": lesson,

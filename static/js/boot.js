@@ -199,10 +199,13 @@ export class CellRunner {
 
   /**
    * Run `code` in the namespace `key` (one per step). Returns a plain object:
-   * `{ ok, value, error_type, error_message, traceback, error_line }`.
+   * `{ ok, value, error_type, error_message, traceback, error_line, controls }`; `controls`
+   * holds the values the page chose for the cell's controls (`promptdojo.ui`), by name.
    */
-  run(code, { key, cellId }) {
-    const result = this.pyKernel.run(code, key, cellId);
+  run(code, { key, cellId, controls }) {
+    // Control values cross as JSON text: Python parses and checks them (promptdojo.kernel).
+    const values = controls == null ? undefined : JSON.stringify(controls); // undefined is None
+    const result = this.pyKernel.run.callKwargs(code, key, cellId, { controls: values });
     const dict = result.to_dict();
     try {
       return dict.toJs({ dict_converter: Object.fromEntries });

@@ -132,14 +132,14 @@ export class KernelClient {
   /**
    * Run a cell. `onStream(name, text)` receives stdout/stderr as it arrives; the promise resolves
    * with the kernel's result object. After `timeLimit` seconds (default: the lesson's) the cell
-   * is stopped.
+   * is stopped. `controls`: the values of the cell's controls (`promptdojo.ui`), by name.
    */
-  run(code, { key, cellId, onStream = () => {}, timeLimit, internal = false }) {
+  run(code, { key, cellId, onStream = () => {}, timeLimit, internal = false, controls }) {
     timeLimit ??= this.config.timeLimit;
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal });
-      this.worker.postMessage({ type: TO_WORKER.RUN, id, code, key, cellId });
+      this.worker.postMessage({ type: TO_WORKER.RUN, id, code, key, cellId, controls });
     });
   }
 

@@ -3,7 +3,9 @@
 // Page → worker:
 //   {type: "init", config, interrupt}   boot Pyodide; `config` is the server's kernel config,
 //                                       `interrupt` an Int32Array on a SharedArrayBuffer, or null
-//   {type: "run", id, code, key, cellId}  run `code` in the namespace `key` (one per step)
+//   {type: "run", id, code, key, cellId, controls}  run `code` in the namespace `key` (one per
+//                                       step); `controls`: the values of the cell's controls, by
+//                                       name (checked by `controlValuesProblem`, then by Python)
 //   {type: "cancel", id}                a queued run is answered as interrupted, never run
 // Worker → page:
 //   {type: "phase", phase, detail}      boot progress: downloading, starting, python-ready, ready
@@ -47,5 +49,48 @@ export function restartedResult(reason) {
     error_type: "KernelRestarted",
     error_message: reason,
     traceback: `Python was restarted: ${reason}.`,
+  };
+}
+
+/** Names one run's control values may carry (promptdojo.kernel.MAX_CONTROL_VALUES). */
+export const MAX_CONTROL_VALUES = 32;
+
+/**
+ * Why `values` cannot be a run's control values, or null when they can: a flat object of names
+ * to booleans, finite numbers or short texts. A control's value is data, never code.
+ */
+export function controlValuesProblem(values) {
+  if (values === undefined) return null;
+  if (values === null || typeof values !== "object" || Array.isArray(values)) {
+    return "control values must be an object of names to values";
+  }
+  const entries = Object.entries(values);
+  if (entries.length > MAX_CONTROL_VALUES) return `at most ${MAX_CONTROL_VALUES} control values`;
+  for (const [name, value] of entries) {
+    const ok =
+      typeof value === "boolean" ||
+      (typeof value === "number" && Number.isFinite(value)) ||
+      (typeof value === "string" && value.length <= 60);
+    if (!ok || name.length > 60) {
+      const sent = JSON.stringify(String(value)).slice(0, 80);
+      return (
+        `the control ${JSON.stringify(name)} was sent ${sent}: ` +
+        "a control's value is true/false, a number, or a short text"
+      );
+    }
+  }
+  return null;
+}
+
+/** The result of a run whose control values were refused before Python saw them. */
+export function refusedResult(problem) {
+  const text = `ControlError: ${problem}`;
+  return {
+    ok: false,
+    value: {},
+    error_type: "ControlError",
+    error_message: problem,
+    traceback: text,
+    controls: [],
   };
 }

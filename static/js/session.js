@@ -10,7 +10,7 @@ class StepState {
   constructor() {
     /** The promise of the step's setup cells (or of a replay), once started. */
     this.setupDone = null;
-    /** `{id, code}` of the cells that ran without error, in order: replayed after a crash. */
+    /** `{id, code, controls}` of the cells that ran without error, in order: replayed after a crash. */
     this.succeeded = [];
   }
 }
@@ -45,9 +45,29 @@ export class KernelSession {
   }
 
   /** Stop the learner's running cell; one still waiting for its setup stops when that ends. */
-  requestStop() {
-    if (this.kernel.lastLearnerRun() !== undefined) this.kernel.stop();
-    else if (this.waitingForSetup > 0) this.stopBeforeStart = true;
+  requestStop(why = "you pressed Stop") {
+    if (this.kernel.lastLearnerRun() !== undefined) this.kernel.stop(why);
+    else if (this.waitingForSetup > 0) {
+      this.stopBeforeStart = true;
+      this.stopWhy = why;
+    }
+  }
+
+  /**
+   * Interrupt the learner's run of cell `cellId` (running or queued), if Python can take an
+   * interrupt; without one (no cross-origin isolation) stopping means replacing the worker, so
+   * the run is left to finish. Returns true when a stop was asked for.
+   */
+  interruptCell(cellId, why) {
+    if (!this.kernel.interrupt) return false;
+    const runs = [...this.kernel.runs];
+    const id = runs.find(([, run]) => run.cellId === cellId && !run.internal)?.[0];
+    if (id !== undefined) this.kernel.stop(why, id);
+    else if (this.waitingForSetup > 0) {
+      this.stopBeforeStart = true;
+      this.stopWhy = why;
+    }
+    return true;
   }
 
   /** "Restart Python": a fresh worker, nothing replayed, every step starts afresh. */
@@ -77,7 +97,12 @@ export class KernelSession {
     this.restartNote = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
     state.setupDone = (async () => {
       for (const cell of cells) {
-        await this.kernel.run(cell.code, { key, cellId: cell.id, internal: true });
+        await this.kernel.run(cell.code, {
+          key,
+          cellId: cell.id,
+          internal: true,
+          controls: cell.controls,
+        });
       }
     })();
   }
@@ -124,7 +149,7 @@ class StepSession {
    * Run a learner's cell after the setup. Resolves with the kernel's result, or with
    * `{ok: false, stopped, notStarted: true}` when Stop came while the setup ran.
    */
-  async runCell(cellId, code, { onStream, timeLimit }) {
+  async runCell(cellId, code, { onStream, timeLimit, controls }) {
     const { session } = this;
     session.stopBeforeStart = false;
     session.waitingForSetup += 1;
@@ -135,11 +160,12 @@ class StepSession {
     }
     if (session.stopBeforeStart) {
       session.stopBeforeStart = false;
-      return { ok: false, stopped: "you pressed Stop", notStarted: true };
+      return { ok: false, stopped: session.stopWhy, notStarted: true };
     }
-    const result = await session.kernel.run(code, { key: this.key, cellId, onStream, timeLimit });
+    const run = { key: this.key, cellId, onStream, timeLimit, controls };
+    const result = await session.kernel.run(code, run);
     const state = session.stateOf(this.key);
-    if (result.ok) state.succeeded.push({ id: cellId, code });
+    if (result.ok) state.succeeded.push({ id: cellId, code, controls });
     // A failed setup explains what follows (a NameError for what it should have defined).
     if (state.setupFailures?.length) return { ...result, setupFailures: state.setupFailures };
     return result;

@@ -1,9 +1,10 @@
 // One step on the page: an editor per cell, Run / Run all above / Stop / Reset / Check, and
 // saved edits. Running goes through the page's kernel session (session.js), which owns the
 // step's namespace: its setup cells, and what is replayed after a restart.
+import { liveRunner, mountControls } from "./controls.js";
 import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
 import { appendOutput, showResult, showSetupFailures } from "./output.js";
-import { loadEdit, saveEdit } from "./store.js";
+import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
 
 /**
  * Wire the step rendered inside `root`. Returns `{ cells, setReady, unmount }`.
@@ -112,19 +113,28 @@ function mountCell(section, next, ctx) {
   let view = null;
   const code = () => view.state.doc.toString();
   const saver = editSaver({ data, cellId, starterCode, starterHash, notice, showNotice, code });
-  /** Put the starter back, offering to undo; the editor's own undo works too. */
+  const controls = cellControls(section, next, ctx);
+  /** Put the starter back (and the controls' defaults), offering to undo both. */
   const restoreStarter = (message) => {
     const mine = code();
+    const myValues = controls.values();
     replaceDoc(view, starterCode);
     saver.save();
+    controls.reset();
     const undo = () => {
       replaceDoc(view, mine);
       saver.save();
+      controls.restore(myValues);
       view.focus();
     };
     showNotice(message, [["Undo reset", undo]]);
   };
-  const execute = cellRunner(section, ctx, code);
+  const execute = cellRunner(section, ctx, code, controls);
+  controls.live = liveRunner({
+    execute: () => execute(false, true),
+    inflight: () => execute.inflight,
+    interrupt: () => ctx.session.interruptCell(section.dataset.cellId, "a control changed"),
+  });
   view = createEditor(pre, {
     doc: saved?.code ?? starterCode,
     editable,
@@ -155,8 +165,25 @@ function mountCell(section, next, ctx) {
   return { section, execute, view, flush: saver.flush };
 }
 
-/** `execute(withCheck)`: run the cell (and its exercise's check), showing output and status. */
-function cellRunner(section, ctx, code) {
+/** The cell's controls (controls.js), saved with the learner's edits; a change re-runs the cell. */
+function cellControls(section, next, ctx) {
+  const { lesson, step } = ctx.data;
+  const cellId = section.dataset.cellId;
+  const controls = mountControls(section, {
+    values: loadControls(lesson, step, cellId),
+    save: (values) => saveControls(lesson, step, cellId, values),
+    changed: () => controls.live?.(),
+    hasLater: Boolean(next),
+  });
+  controls.preview(ctx.data.controls?.[cellId]);
+  return controls;
+}
+
+/**
+ * `execute(withCheck, live)`: run the cell (and its exercise's check) with its controls' values,
+ * showing output and status; `execute.inflight` is the run in progress, if any.
+ */
+function cellRunner(section, ctx, code, controls) {
   const { data, step, config } = ctx;
   const cellId = section.dataset.cellId;
   const output = section.querySelector(".cell-output");
@@ -170,7 +197,7 @@ function cellRunner(section, ctx, code) {
     running = false;
     delete section.dataset.running;
   };
-  return async (withCheck = false) => {
+  const execute = async (withCheck = false, live = false) => {
     if (!ctx.isReady() || running) return null;
     running = true;
     section.dataset.running = "1";
@@ -186,7 +213,9 @@ function cellRunner(section, ctx, code) {
       first = false;
       appendOutput(output, name, text);
     };
-    let result = await step.runCell(cellId, code(), { onStream, timeLimit });
+    const values = controls.values();
+    let result = await step.runCell(cellId, code(), { onStream, timeLimit, controls: values });
+    showControls(controls, result, live);
     if (result.notStarted) {
       performance.mark("pd:stopped");
       finish(`Stopped: ${result.stopped}`);
@@ -205,6 +234,35 @@ function cellRunner(section, ctx, code) {
     }
     return result;
   };
+  const tracked = (withCheck, live) => {
+    const already = running;
+    const run = execute(withCheck, live);
+    if (!already && running) {
+      tracked.inflight = run;
+      run.finally(() => {
+        if (tracked.inflight === run) tracked.inflight = null;
+      });
+    }
+    return run;
+  };
+  tracked.inflight = null;
+  return tracked;
+}
+
+/** Show the controls a run declared: all of them when it ran to its end or refused a value. */
+function showControls(controls, result, live) {
+  if (!Array.isArray(result.controls)) return; // stopped before Python, or Python restarted
+  const refused = result.error_type === "ControlError";
+  if (refused && !result.controls.length) {
+    controls.reset(); // the values were not even plain data: every control back to its default
+  } else if (
+    result.ok ||
+    refused ||
+    (result.controls.length && result.error_type !== "KeyboardInterrupt")
+  ) {
+    controls.render(result.controls, refused);
+  }
+  if (live) controls.noteLater();
 }
 
 /** The status line after an exercise's check. */

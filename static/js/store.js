@@ -4,6 +4,8 @@
 //   promptdojo:v1:edit:<lesson>:<step>:<cell>  -> {code, starter}   (starter: hash of the
 //                                                 author's code the edit started from)
 //   promptdojo:v1:progress:<lesson>            -> {visited: [step...], solved: {step: [cell...]}}
+//   promptdojo:v1:controls:<lesson>:<step>:<cell> -> {name: value}  (the cell's controls the
+//                                                 learner moved off the author's default)
 
 const PREFIX = "promptdojo:v1:";
 export const EXPORT_FORMAT = "promptdojo-work";
@@ -38,6 +40,26 @@ export function loadEdit(lesson, step, cell) {
 export function saveEdit(lesson, step, cell, code, starterCode, starterHash) {
   const value = code === starterCode ? null : { code, starter: starterHash };
   return write(editKey(lesson, step, cell), value);
+}
+
+const controlsKey = (lesson, step, cell) => `controls:${lesson}:${step}:${cell}`;
+
+/** A flat object of names to booleans, numbers or texts: what a cell's controls hold. */
+function plainValues(value) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return false;
+  return Object.values(value).every((v) => ["boolean", "number", "string"].includes(typeof v));
+}
+
+/** The values the learner gave a cell's controls, by name: `{}` when none. */
+export function loadControls(lesson, step, cell) {
+  const saved = read(controlsKey(lesson, step, cell));
+  return plainValues(saved) ? saved : {};
+}
+
+/** Save a cell's control values; none (all at their defaults) removes the entry. */
+export function saveControls(lesson, step, cell, values) {
+  const empty = Object.keys(values).length === 0;
+  return write(controlsKey(lesson, step, cell), empty ? null : values);
 }
 
 export function loadProgress(lesson) {
@@ -88,8 +110,8 @@ export function importWork(text) {
   if (data?.format !== EXPORT_FORMAT || data.version !== 1 || typeof data.items !== "object") {
     throw new Error('this file was not made by "Export my work" (format promptdojo-work, version 1)');
   }
-  const entries = Object.entries(data.items).filter(
-    ([key]) => key.startsWith("edit:") || key.startsWith("progress:"),
+  const entries = Object.entries(data.items).filter(([key]) =>
+    ["edit:", "progress:", "controls:"].some((kind) => key.startsWith(kind)),
   );
   let edits = 0;
   for (const [key, value] of entries) {
@@ -102,6 +124,8 @@ export function importWork(text) {
         solved[step] = [...new Set([...(solved[step] ?? []), ...cells])];
       }
       write(key, { visited: [...visited], solved });
+    } else if (key.startsWith("controls:")) {
+      if (plainValues(value)) write(key, value);
     } else if (typeof value?.code === "string") {
       write(key, value);
       edits += 1;

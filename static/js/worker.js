@@ -1,7 +1,13 @@
 // The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
 // defined in protocol.js.
 import { bootCellRunner, checkedSnapshot } from "./boot.js";
-import { FROM_WORKER, interruptedResult, TO_WORKER } from "./protocol.js";
+import {
+  controlValuesProblem,
+  FROM_WORKER,
+  interruptedResult,
+  refusedResult,
+  TO_WORKER,
+} from "./protocol.js";
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;
@@ -123,6 +129,11 @@ self.onmessage = async (event) => {
       postInterrupted(message.id);
       return;
     }
+    const problem = controlValuesProblem(message.controls);
+    if (problem) {
+      self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result: refusedResult(problem) });
+      return;
+    }
     self.postMessage({ type: FROM_WORKER.STARTED, id: message.id });
     current = message.id;
     lastFlush = performance.now();
@@ -131,7 +142,11 @@ self.onmessage = async (event) => {
     let result;
     const started = performance.now();
     try {
-      result = runner.run(message.code, { key: message.key, cellId: message.cellId });
+      result = runner.run(message.code, {
+        key: message.key,
+        cellId: message.cellId,
+        controls: message.controls,
+      });
       // Time inside Python alone (no queueing, no set-up cells): what the benchmarks report.
       result.ms = performance.now() - started;
     } catch (error) {

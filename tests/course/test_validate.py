@@ -37,4 +37,4 @@ def test_good_lessons_load_and_broken_ones_report_with_their_lines() -> None:
 def test_the_fixture_lessons_are_valid() -> None:
     result = validate([FIXTURE_LESSONS])
     assert result.ok, [str(d) for d in result.diagnostics]
-    assert len(result.lessons) == 4
+    assert len(result.lessons) == 5

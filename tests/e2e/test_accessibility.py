@@ -92,3 +92,28 @@ def test_maths_renders_as_mathml_and_axe_stays_clean(
         assert serious_violations(axe_page) == []
     finally:
         stop_server(maths_server)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_cell_controls_are_axe_clean_and_fit_390px(
+    axe_page: Page, server: Server, scheme: str
+) -> None:
+    axe_page.emulate_media(color_scheme=scheme)
+    axe_page.set_viewport_size({"width": 390, "height": 844})
+    axe_page.goto(f"{server.url}/lessons/knobs/1")
+    wait_ready(axe_page)
+    cell = axe_page.locator("#cell-temp")
+    slider = cell.get_by_role("slider", name="temperature")
+    slider.focus()
+    axe_page.keyboard.press("ArrowRight")
+    expect(cell.locator(".cell-output pre.stdout")).to_have_text("T=1.05 model=small\n")
+    expect(slider).to_have_attribute("aria-valuetext", "1.05")
+    expect(cell.get_by_role("group", name="Controls of cell temp")).to_be_visible()
+    expect(cell.get_by_role("combobox", name="model")).to_be_visible()
+    expect(cell.get_by_role("checkbox", name="loud")).to_be_visible()
+    assert axe_page.evaluate("document.documentElement.scrollWidth") <= 390
+    for control in (slider, cell.get_by_role("combobox", name="model")):
+        box = control.bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= 390
+    assert serious_violations(axe_page) == []

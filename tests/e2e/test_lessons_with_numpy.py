@@ -17,7 +17,16 @@ from playwright.sync_api import Browser, Page, expect
 from promptdojo.course import discover, load_lesson
 from promptdojo.pyodide.release import Release
 from tests.conftest import REAL_LESSONS
-from tests.e2e.conftest import READY, Server, fresh_page, run_code, start_server, stop_server
+from tests.e2e.conftest import (
+    READY,
+    Server,
+    fresh_page,
+    run,
+    run_code,
+    start_server,
+    stop_server,
+    wait_ready,
+)
 from tests.e2e.walk import kernel_runs, walk
 
 LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
@@ -79,3 +88,25 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     assert first[1] != second[1]
     # Seeded: the value numpy gives for seed 0 anywhere.
     assert first[2] == second[2] == "850"
+
+
+def test_the_temperature_exercise_checks_the_value_on_its_slider(
+    page: Page, numpy_server: Server
+) -> None:
+    page.goto(f"{numpy_server.url}/lessons/decoding-kv-cache-quantization/1")
+    wait_ready(page)
+    run(page, "cell-1")  # the step's first cell makes `logits` and `vocab`, as a learner runs it
+    cell = page.locator("#cell-coldest")
+    slider = cell.get_by_role("slider", name="temperature")
+    expect(slider).to_have_value("1")  # drawn before the cell first runs
+    slider.focus()
+    for _ in range(12):  # 1.00 -> 0.40: 'the' gets 18 of 20 draws, not fewer
+        page.keyboard.press("ArrowLeft")
+    expect(cell.locator(".cell-output > pre.stdout")).to_contain_text("T=0.40: 20 draws {'the': 18")
+    cell.get_by_role("button", name="Check").click()
+    expect(cell.locator(".cell-status")).to_contain_text("Not yet: at T=0.40", timeout=30_000)
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    expect(cell.locator(".cell-output > pre.stdout")).to_contain_text("T=0.45: 20 draws {'the': 16")
+    cell.get_by_role("button", name="Check").click()
+    expect(cell.locator(".cell-status")).to_have_text("✓ Solved", timeout=30_000)

@@ -149,3 +149,22 @@ test("a failed setup is shown, with its cause, in every cell the learner runs", 
   const clean = session.enter("l/2", SETUP);
   assert.equal((await clean.runCell("c", "c = 1", {})).setupFailures, undefined);
 });
+
+test("a control change interrupts that cell's run only, and never without an interrupt buffer", () => {
+  const stops = [];
+  const kernel = {
+    addRestartListener() {},
+    interrupt: new Int32Array(1),
+    runs: new Map([
+      [1, { cellId: "a", internal: false }],
+      [2, { cellId: "b", internal: false }],
+    ]),
+    stop: (why, id) => stops.push([why, id]),
+  };
+  const session = new KernelSession(kernel);
+  assert.equal(session.interruptCell("b", "a control changed"), true);
+  assert.deepEqual(stops, [["a control changed", 2]]);
+  kernel.interrupt = null; // stopping would replace the worker: let the run finish instead
+  assert.equal(session.interruptCell("a", "a control changed"), false);
+  assert.equal(stops.length, 1);
+});

@@ -1,0 +1,80 @@
+// Control values: what the worker lets through to Python, and how the store keeps them.
+import assert from "node:assert/strict";
+import { beforeEach, test } from "node:test";
+import { FakeStorage } from "./fake_dom.mjs";
+
+const { controlValuesProblem, MAX_CONTROL_VALUES } = await import("../../static/js/protocol.js");
+const store = await import("../../static/js/store.js");
+
+beforeEach(() => {
+  globalThis.localStorage = new FakeStorage();
+});
+
+test("plain values pass; no values at all is fine", () => {
+  assert.equal(controlValuesProblem(undefined), null);
+  assert.equal(controlValuesProblem({ t: 0.5, model: "a", loud: true }), null);
+});
+
+test("anything but names to booleans, finite numbers or short texts is refused", () => {
+  const bads = [null, [1], "x", { t: { code: "1" } }, { t: [1] }, { t: Number.NaN }];
+  for (const bad of [...bads, { t: "x".repeat(61) }]) {
+    assert.match(String(controlValuesProblem(bad)), /control/, JSON.stringify(bad));
+  }
+  const names = [...Array(MAX_CONTROL_VALUES + 1).keys()];
+  const many = Object.fromEntries(names.map((i) => [`c${i}`, i]));
+  assert.match(controlValuesProblem(many), /at most/);
+});
+
+test("control values are saved per cell, and none removes the entry", () => {
+  assert.deepEqual(store.loadControls("l", 1, "c"), {});
+  store.saveControls("l", 1, "c", { t: 0.3 });
+  assert.deepEqual(store.loadControls("l", 1, "c"), { t: 0.3 });
+  store.saveControls("l", 1, "c", {});
+  assert.equal(localStorage.getItem("promptdojo:v1:controls:l:1:c"), null);
+});
+
+test("an export carries control values and an import restores them, refusing non-values", () => {
+  store.saveControls("l", 1, "c", { t: 0.3 });
+  const exported = store.exportWork();
+  assert.deepEqual(exported.items["controls:l:1:c"], { t: 0.3 });
+  globalThis.localStorage = new FakeStorage();
+  exported.items["controls:l:1:d"] = { t: { code: "x" } };
+  store.importWork(JSON.stringify(exported));
+  assert.deepEqual(store.loadControls("l", 1, "c"), { t: 0.3 });
+  assert.equal(localStorage.getItem("promptdojo:v1:controls:l:1:d"), null);
+});
+
+/** Resolves at the next turn of the event loop, after timers of 0 ms. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+test("rapid changes during a run interrupt it once and run once more, with no queue", async () => {
+  const { liveRunner } = await import("../../static/js/controls.js");
+  let finishRun;
+  let inflight = new Promise((resolve) => {
+    finishRun = resolve;
+  });
+  let interrupts = 0;
+  let executed = 0;
+  const request = liveRunner({
+    execute: async () => {
+      executed += 1;
+    },
+    inflight: () => inflight,
+    interrupt: () => {
+      interrupts += 1;
+    },
+    delay: 0,
+  });
+  for (let i = 0; i < 10; i++) request(); // debounced: one go
+  while (interrupts === 0) await tick();
+  request(); // arrives while the interrupted run winds down: folded into the run already due
+  await tick();
+  await tick();
+  assert.equal(executed, 0); // nothing runs beside the interrupted run
+  inflight = null;
+  finishRun();
+  while (executed === 0) await tick();
+  await tick();
+  assert.equal(interrupts, 1);
+  assert.equal(executed, 1);
+});
