@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -141,22 +143,29 @@ async def _get(app: FastAPI, path: str) -> tuple[int, bytes]:
 def _pages(app: FastAPI) -> dict[str, bytes]:
     """Every page, rendered by the app's own routes, by its path in the export."""
     urls = app.state.urls
-
-    def get(url: str, status: int = 200) -> bytes:
-        answered, body = asyncio.run(_get(app, url))
-        if answered != status:
-            raise ExportError(f"rendering {url} answered HTTP {answered}: {body[:200]!r}")
-        return body
-
-    pages = {"index.html": get("/"), "404.html": get("/404.html", 404)}
-    for lesson in sorted(app.state.catalog.lessons.values(), key=lambda lesson: lesson.id):
+    wanted = {"index.html": ("/", 200), "404.html": ("/404.html", 404)}
+    lessons = sorted(app.state.catalog.lessons.values(), key=lambda lesson: lesson.id)
+    for lesson in lessons:
         for step in lesson.steps:
-            pages[f"lessons/{lesson.id}/{step.number}/index.html"] = get(
-                f"/lessons/{lesson.id}/{step.number}"
-            )
+            path = f"/lessons/{lesson.id}/{step.number}"
+            wanted[f"{path.lstrip('/')}/index.html"] = (path, 200)
+
+    async def render_all() -> dict[str, bytes]:
+        pages = {}
+        for name, (url, status) in wanted.items():
+            answered, body = await _get(app, url)
+            if answered != status:
+                raise ExportError(f"rendering {url} answered HTTP {answered}: {body[:200]!r}")
+            pages[name] = body
+        return pages
+
+    # In a thread of its own: the caller may be running an event loop already.
+    with ThreadPoolExecutor(1) as pool:
+        pages = pool.submit(asyncio.run, render_all()).result()
+    for lesson in lessons:
         first = urls.step(lesson.id, 1)
         pages[f"lessons/{lesson.id}/index.html"] = (
-            f'<!doctype html><meta charset="utf-8"><title>{lesson.title}</title>'
+            f'<!doctype html><meta charset="utf-8"><title>{html.escape(lesson.title)}</title>'
             f'<meta http-equiv="refresh" content="0; url={first}"><a href="{first}">Start</a>\n'
         ).encode()
     return pages
@@ -213,8 +222,8 @@ def _write(folder: Path, contents: dict[str, Path | bytes]) -> int:
     return size
 
 
-def _replace(out: Path, staged: Path) -> None:
-    """Put ``staged`` where ``out`` is; a previous export there is replaced as a whole."""
+def _check_out(out: Path) -> None:
+    """Refuse a file, or a folder holding anything but an earlier export."""
     if out.exists():
         if not out.is_dir():
             raise ExportError(f"{out} is a file; export into a folder")
@@ -222,6 +231,12 @@ def _replace(out: Path, staged: Path) -> None:
             raise ExportError(
                 f"{out} is not empty and holds no earlier export: choose an empty or new folder"
             )
+
+
+def _replace(out: Path, staged: Path) -> None:
+    """Put ``staged`` where ``out`` is; a previous export there is replaced as a whole."""
+    _check_out(out)
+    if out.exists():
         old = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent))
         os.replace(out, old / "out")
         os.replace(staged, out)
@@ -235,6 +250,8 @@ def export_site(
 ) -> ExportResult:
     """Write the static site for ``settings``'s lessons (or only ``lessons``) into ``out``."""
     base = normalise_base(base_url)
+    out = out.resolve()
+    _check_out(out)
     settings = replace(settings, base_url=base, static_site=True, package_upstream=None)
     app = create_app(settings)
     _fail_on_broken(app)
@@ -251,7 +268,6 @@ def export_site(
     contents["_headers"] = headers_file(base, contents).encode()
     contents[NOJEKYLL] = b""
     contents[MARKER] = f"promptdojo export, version {version}\n".encode()
-    out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     staged.chmod(0o755)  # as any folder made by hand, not mkdtemp's private 0700
