@@ -36,10 +36,10 @@ def headers_file(base: str, files: Iterable[str]) -> str:
     for folder in IMMUTABLE_FOLDERS:
         if any(path.startswith(folder + "/") for path in files):
             lines += [f"{base}{folder}/*", f"  Cache-Control: {IMMUTABLE}"]
-    pages = [p for p in files if p.endswith(".html")]
-    for path in ["sw.js", *pages]:
-        shown = path.removesuffix("index.html")
-        lines += [f"{base}{shown}", f"  Cache-Control: {NO_CACHE}"]
+    # Pages and the service worker change with every export: revalidated on each visit. Steps
+    # share one rule, so the file stays within Cloudflare Pages' 100 rules for any course.
+    for path in ("", "404.html", "lessons/*", "sw.js"):
+        lines += [f"{base}{path}", f"  Cache-Control: {NO_CACHE}"]
     for path in files:
         suffix = path[path.rfind(".") :] if "." in path else ""
         if suffix in CONTENT_TYPES:
