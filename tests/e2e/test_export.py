@@ -172,7 +172,9 @@ def test_without_isolation_cells_run_and_stop_restarts_python(browser: Browser, 
             expect(spin.locator(".cell-status")).to_have_text("Running…")
             spin.get_by_role("button", name="Stop").click()
             expect(spin.locator(".cell-status")).to_contain_text(
-                "Python was restarted", timeout=30_000
+                "Python was restarted (you pressed Stop, and this page cannot interrupt Python); "
+                "replayed 1 earlier cell(s).",
+                timeout=30_000,
             )
             after = click_run(page, "after")
             expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
