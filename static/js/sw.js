@@ -14,6 +14,13 @@ const CACHE = cacheName(course.version);
 /** Stored in a cache once it holds every page and file of its version. */
 const COMPLETE = new URL("promptdojo-offline-complete", self.registration.scope).href;
 const LOOKUP = { ignoreVary: true };
+/** Responses that carry the isolation headers: documents and workers (subresources need none). */
+const ISOLATED = new Set(["document", "iframe", "worker", "sharedworker"]);
+/** True once a complete cache exists: only then do files go through this worker. */
+let complete = false;
+completeCaches().then((found) => {
+  complete ||= found.length > 0;
+});
 
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
@@ -47,17 +54,17 @@ async function cachedPage(request) {
   return cache?.match(request, { ...LOOKUP, ignoreSearch: true });
 }
 
-async function respond(request, url) {
-  const kind = kindOf(url.pathname, course, request.mode === "navigate");
+async function respond(request, kind, isolate) {
+  const finish = isolate ? withHeaders : (response) => response;
   if (kind === "file") {
     const hit = await caches.match(request, LOOKUP);
-    if (hit) return withHeaders(hit);
+    if (hit) return finish(hit);
   }
   try {
-    return withHeaders(await fetch(request));
+    return finish(await fetch(request));
   } catch (error) {
     const hit = kind === "page" ? await cachedPage(request) : await caches.match(request, LOOKUP);
-    if (hit) return withHeaders(hit);
+    if (hit) return finish(hit);
     throw error;
   }
 }
@@ -66,7 +73,13 @@ self.addEventListener("fetch", (event) => {
   const { request } = event;
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
-  event.respondWith(respond(request, url));
+  const navigate = request.mode === "navigate";
+  const kind = kindOf(url.pathname, course, navigate);
+  const isolate = navigate || ISOLATED.has(request.destination);
+  // Before the course is cached, the big files (Pyodide, the snapshot) are left to the
+  // browser's own fetch instead of being piped through this worker.
+  if (!isolate && kind !== "page" && !complete) return;
+  event.respondWith(respond(request, kind, isolate));
 });
 
 async function broadcast(message) {
@@ -116,6 +129,7 @@ async function fill() {
     }
     await cache.put(COMPLETE, new Response(course.version));
   }
+  complete = true;
   for (const name of otherVersions(await caches.keys(), course.version)) await caches.delete(name);
   await broadcast({ type: "offline-ready" });
 }
