@@ -77,6 +77,7 @@ bench: install
 	$(BIN)/python bench/check.py
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/browser.py --runs 5
+	$(BIN)/python bench/snapshot_boot.py --runs 5
 	$(BIN)/python bench/profile_boot.py
 	$(BIN)/python bench/lesson_cells.py --runs 3
 	$(BIN)/python bench/export_boot.py --runs 5

@@ -120,13 +120,19 @@ def main() -> None:
 
     release = build()
     version = next((ROOT / "static" / "build" / "pyodide").iterdir()).name
+    # Figure keys name the setup (dots would split BENCHMARKS.md's dotted lookups).
     setups = {
-        version: ([], f"/assets/pyodide/{version}/", False),
-        release.version: (["--pyodide-dir", str(release.path)], release.url, True),
+        "core": (version, [], f"/assets/pyodide/{version}/", False),
+        "numpy_release": (
+            release.version,
+            ["--pyodide-dir", str(release.path)],
+            release.url,
+            True,
+        ),
     }
     figures: dict[str, object] = {"runs": args.runs}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
-        for name, (extra, pyodide_url, numpy) in setups.items():
+        for name, (pyodide_version, extra, pyodide_url, numpy) in setups.items():
             quiet = ["--log-level", "warning", "--offline", *extra]
             servers = {
                 "snapshot": start_server(ROOT / "lessons", Path(tmp), *quiet),
@@ -135,7 +141,10 @@ def main() -> None:
                 "numpy": numpy,
             }
             try:
-                figures[name] = measure(playwright, tmp, servers, args.runs)
+                figures[name] = {
+                    "pyodide": pyodide_version,
+                    **measure(playwright, tmp, servers, args.runs),
+                }
             finally:
                 stop_server(servers["snapshot"])
                 stop_server(servers["cold"])

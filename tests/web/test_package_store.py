@@ -114,3 +114,19 @@ def test_a_release_folder_is_served_first_and_unknown_files_are_404(
     assert upstream.requests == []
     with pytest.raises(PackageUnavailableError, match=r"not a package of Pyodide 0\.0\.0-test"):
         arun(packages.get("other-1.0-py3-none-any.whl"))
+
+
+def test_wheels_on_hand_are_the_ones_served_without_a_fetch(tmp_path: Path) -> None:
+    """Step pages preload these: cached with the lock's hash, or in the release folder."""
+    packages = store(tmp_path, None)
+    assert packages.on_hand(["tinypkg"]) == []
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "tinydep-1.0-py3-none-any.whl").write_bytes(DEP)
+    (tmp_path / "cache" / TINYPKG).write_bytes(GOOD[:40])  # damaged: not on hand
+    assert packages.on_hand(["tinypkg"]) == ["tinydep-1.0-py3-none-any.whl"]
+    (tmp_path / "cache" / TINYPKG).write_bytes(GOOD)
+    assert sorted(packages.on_hand(["tinypkg"])) == [
+        "tinydep-1.0-py3-none-any.whl",
+        TINYPKG,
+    ]
+    assert packages.on_hand(["not-a-package"]) == []
