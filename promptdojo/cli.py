@@ -168,6 +168,65 @@ def serve(
 
 
 @app.command()
+def export(
+    out: Annotated[Path, typer.Argument(help="Folder to write the static site into.")],
+    lessons: Annotated[
+        list[str] | None,
+        typer.Argument(help="Lesson ids to export (default: every lesson in --lessons-dir)."),
+    ] = None,
+    lessons_dir: Annotated[
+        Path, typer.Option(help="Folder holding one sub-folder per lesson.")
+    ] = Path("lessons"),
+    base_url: Annotated[
+        str,
+        typer.Option(help="The path the site is served below, e.g. /course/ (GitHub Pages)."),
+    ] = "/",
+    package_cache: Annotated[
+        Path, typer.Option(help="Folder of Pyodide package wheels the lessons need.")
+    ] = DEFAULT_CACHE,
+    pyodide_dir: Annotated[
+        Path | None,
+        typer.Option(help="Export this unpacked Pyodide release instead of the built-in core."),
+    ] = None,
+    snapshot_cache: Annotated[
+        Path, typer.Option(help="Where memory snapshots are kept (made there when missing).")
+    ] = DEFAULT_SNAPSHOT_CACHE,
+    no_snapshot: Annotated[
+        bool, typer.Option("--no-snapshot", help="Export no memory snapshot (cold boots).")
+    ] = False,
+) -> None:
+    """Write the lessons as a static site for any host or CDN, usable offline once opened.
+
+    OUT gets the index and step pages, the assets, Pyodide, the learner bundle, the snapshot,
+    every package wheel the lessons declare, a service worker and a _headers file. Deploying:
+    docs/deploying.md.
+    """
+    from promptdojo.pyodide.release import ReleaseError
+    from promptdojo.web.assets import AssetsMissingError
+    from promptdojo.web.export import ExportError, export_site
+    from promptdojo.web.settings import Settings
+    from promptdojo.web.urls import BaseUrlError
+
+    if not lessons_dir.is_dir():
+        raise typer.BadParameter(f"{lessons_dir} is not a folder", param_hint="--lessons-dir")
+    settings = Settings(
+        lessons_dir=lessons_dir.resolve(),
+        package_cache_dir=package_cache.resolve(),
+        pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
+        snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
+    )
+    try:
+        result = export_site(settings, out, lessons or [], base_url)
+    except (ExportError, AssetsMissingError, ReleaseError, BaseUrlError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"exported {result.files} files ({result.size / 1e6:.1f} MB), version {result.version}, "
+        f"to {result.out}"
+    )
+
+
+@app.command()
 def validate(
     paths: Annotated[
         list[Path] | None,

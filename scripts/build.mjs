@@ -42,6 +42,7 @@ const result = await esbuild.build({
     worker: path.join(root, "static/js/worker.js"),
     live: path.join(root, "static/js/live.js"),
     index: path.join(root, "static/js/index.js"),
+    sw: path.join(root, "static/js/sw.js"),
     style: path.join(root, "static/css/style.css"),
   },
   outdir: out,

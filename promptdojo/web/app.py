@@ -27,7 +27,7 @@ from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import RELEASE_URL, Release
 from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, ensure_snapshot
-from promptdojo.web import pages, pyodide_files
+from promptdojo.web import offline, pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import SecurityHeadersMiddleware
@@ -36,6 +36,7 @@ from promptdojo.web.package_store import PackageStore
 from promptdojo.web.resources import templates_dir
 from promptdojo.web.settings import Settings
 from promptdojo.web.staticfiles import ImmutableStaticFiles
+from promptdojo.web.urls import Urls
 
 # Browsers refuse to stream-compile wasm or import modules served with the wrong type.
 mimetypes.add_type("application/wasm", ".wasm")
@@ -63,8 +64,11 @@ def create_app(settings: Settings) -> FastAPI:
     manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
     templates = Jinja2Templates(directory=str(templates_dir()))
     dev = settings.dev or settings.reload
+    urls = Urls(settings.base_url, settings.static_site)
     templates.env.globals.update(
-        asset=manifest.url,
+        asset=lambda name: urls.of(manifest.url(name)),
+        base=urls.base,
+        step_url=urls.step,
         version=__version__,
         dev=dev,
         live_reload=settings.reload,
@@ -88,6 +92,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.dev = dev
+    app.state.urls = urls
     app.state.manifest = manifest
     app.state.templates = templates
     # The Pyodide the browser runs: the built-in core, or an unpacked release (--pyodide-dir).
@@ -111,6 +116,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.catalog = Catalog.load(lessons_dir, lock)
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
+    app.state.core_dir = core
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
 
     if settings.reload:
@@ -131,6 +137,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeadersMiddleware)
     app.include_router(pages.router)
     app.include_router(pyodide_files.router)
+    app.include_router(offline.router)
     app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
     if release is not None:
         app.mount(

@@ -133,7 +133,7 @@ async def index(request: Request) -> Response:
 async def lesson_start(request: Request, lesson_id: str) -> Response:
     """A lesson's own URL opens its first step."""
     lesson = _lesson(request, lesson_id)
-    return RedirectResponse(f"/lessons/{lesson.id}/1", status_code=307)
+    return RedirectResponse(request.app.state.urls.step(lesson.id, 1), status_code=307)
 
 
 @router.get("/lessons/{lesson_id}/{number}", include_in_schema=False)
@@ -147,15 +147,16 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{number}”.",
         )
     state = request.app.state
+    url = state.urls.of  # every URL below the site's base path
 
     def render() -> str:
         kernel = {
-            "workerUrl": state.manifest.url("worker.js"),
-            "pyodideUrl": state.pyodide_url,
-            "packagesUrl": PACKAGES_URL + "/",
-            "bundleUrl": f"{BUNDLE_URL}/{state.bundle.filename}",
+            "workerUrl": url(state.manifest.url("worker.js")),
+            "pyodideUrl": url(state.pyodide_url),
+            "packagesUrl": url(PACKAGES_URL + "/"),
+            "bundleUrl": url(f"{BUNDLE_URL}/{state.bundle.filename}"),
             "snapshot": (
-                {"url": f"{SNAPSHOT_URL}/{snap.filename}", "sha256": snap.sha256}
+                {"url": url(f"{SNAPSHOT_URL}/{snap.filename}"), "sha256": snap.sha256}
                 if (snap := state.snapshot) is not None
                 else None
             ),
@@ -167,7 +168,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
             # Wheels on hand for the lesson's packages: the page preloads them.
             "wheels": [
-                f"{PACKAGES_URL}/{name}" for name in state.packages.on_hand(lesson.packages)
+                url(f"{PACKAGES_URL}/{name}") for name in state.packages.on_hand(lesson.packages)
             ],
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,

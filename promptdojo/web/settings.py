@@ -27,3 +27,7 @@ class Settings:
     snapshot_cache_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
     assets_dir: Path | None = None
+    #: The path every URL in pages starts with (``/course/`` for a static export below a path).
+    base_url: str = "/"
+    #: Pages are rendered for a static export: steps are named as folders, nothing needs a server.
+    static_site: bool = False

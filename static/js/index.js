@@ -1,4 +1,5 @@
 // The lesson index: each lesson's progress in this browser ("3 / 7 steps done").
+import { keepOffline } from "./offline.js";
 import { loadProgress, stepsDone } from "./store.js";
 
 for (const item of document.querySelectorAll(".lesson-list li[data-lesson]")) {
@@ -10,3 +11,6 @@ for (const item of document.querySelectorAll(".lesson-list li[data-lesson]")) {
   note.textContent = `${done.size} / ${steps.length} steps done`;
   note.hidden = false;
 }
+
+// The index caches the whole course for offline use at once: no Python is starting here.
+keepOffline();

@@ -186,6 +186,11 @@ export class KernelClient {
       run.graceTimer = setTimeout(() => this.graceOver(id), this.config.stopWindDownMs);
       return;
     }
+    if (!this.interrupt) {
+      // No SharedArrayBuffer (the page is not cross-origin isolated): no interrupt was sent.
+      this.restart(`${run.why}, and this page cannot interrupt Python`);
+      return;
+    }
     this.restart(`the cell did not stop after ${run.why.replace(/^you /, "you had ")}`);
   }
 

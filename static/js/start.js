@@ -1,18 +1,32 @@
 // Starts the kernel worker as early as the page allows, before the editor bundle has loaded:
 // Pyodide's download and start-up are the long pole of a learner's first visit.
 import { KernelClient } from "./kernel.js";
+import { isolate, keepOffline } from "./offline.js";
 
 const config = document.querySelector('meta[name="promptdojo-kernel"]')?.content;
 if (config) {
   performance.mark("pd:boot-start");
-  const kernel = new KernelClient(JSON.parse(config));
-  kernel.addPhaseListener((phase, detail) => {
-    performance.mark(`pd:phase-${phase}`);
-    if (phase === "python-ready") performance.mark("pd:python-ready");
-    if (phase === "ready" && detail.loaded?.includes("numpy")) performance.mark("pd:numpy-ready");
-    if (phase === "ready") performance.mark("pd:ready");
-  });
-  window.promptdojoKernel = kernel;
-  // This script is async: the page bundle may already be waiting for the kernel.
-  window.dispatchEvent(new Event("promptdojo:kernel"));
+  // On a host that sends no isolation headers, the service worker supplies them: one reload.
+  const isolation = await isolate();
+  if (!isolation.reloading) {
+    const kernel = new KernelClient(JSON.parse(config));
+    /** Why Stop must restart Python here (no SharedArrayBuffer), or null. */
+    kernel.isolationNote = isolation.why ?? null;
+    kernel.addPhaseListener((phase, detail) => {
+      performance.mark(`pd:phase-${phase}`);
+      if (phase === "python-ready") performance.mark("pd:python-ready");
+      if (phase === "ready" && detail.loaded?.includes("numpy")) performance.mark("pd:numpy-ready");
+      if (phase === "ready") performance.mark("pd:ready");
+    });
+    // The course is cached for offline use once Python is ready, so it never slows the boot.
+    let offline = false;
+    kernel.addPhaseListener((phase) => {
+      if (phase !== "ready" || offline) return;
+      offline = true;
+      keepOffline();
+    });
+    window.promptdojoKernel = kernel;
+    // This script is async: the page bundle may already be waiting for the kernel.
+    window.dispatchEvent(new Event("promptdojo:kernel"));
+  }
 }

@@ -55,6 +55,10 @@ export function showKernelStatus(kernel, session, status, onReady) {
     [phaseNow, phaseDetail] = [phase, detail];
     status.dataset.phase = phase;
     status.textContent = phaseText(phase, detail, downloaded);
+    if (phase === "ready" && kernel.isolationNote) {
+      // Said once, on the ready line: without SharedArrayBuffer, Stop cannot interrupt Python.
+      status.textContent += ` (Stop restarts Python and replays the step: ${kernel.isolationNote})`;
+    }
     if (phase === "ready") onReady();
     if (restartButton) restartButton.disabled = phase !== "ready" && phase !== "error";
   });

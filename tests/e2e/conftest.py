@@ -136,7 +136,9 @@ def browser() -> Iterator[object]:
 @pytest.fixture
 def page(browser: object) -> Iterator[object]:
     """A fresh browser context and page; console errors are kept on ``page.console_errors``."""
-    context = browser.new_context()  # type: ignore[attr-defined]
+    # Playwright's page.route never sees a request the service worker answers (its docs say to
+    # block service workers for routing); tests of the service worker open their own contexts.
+    context = browser.new_context(service_workers="block")  # type: ignore[attr-defined]
     pg = context.new_page()
     pg.console_errors = []
     page_errors: list[str] = []

@@ -1,0 +1,99 @@
+"""The service worker (``/sw.js``): cross-origin isolation where the host cannot send it, and the
+whole course kept offline once opened.
+
+The worker's code is ``static/js/sw.js`` (built like every asset); the script served at the site's
+base path is that code after one line of JSON, :func:`course_config`: the course's version, its
+pages (fetched from the network first, the cached copy when that fails) and its files (content
+hashed or versioned, so cached once and served from the cache), plus the headers the server
+sends, which the worker adds where a static host did not. A new version is a new script, so
+browsers install it, and it replaces the cached course as a whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from promptdojo import __version__
+from promptdojo.pyodide.release import COMMON_FILES, LOADERS
+from promptdojo.web.headers import SECURITY_HEADERS
+from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+
+SERVICE_WORKER_URL = "/sw.js"
+_SOURCE_MAP = "//# sourceMappingURL="
+#: Built assets no page of the course loads offline: live reload, and the worker itself.
+_NOT_CACHED = {"live.js", "sw.js"}
+
+router = APIRouter()
+
+
+def course_config(version: str, pages: Iterable[str], files: Iterable[str]) -> dict:
+    """What the service worker knows of the course: URLs are the public ones, with the base."""
+    return {
+        "version": version,
+        "pages": sorted(set(pages)),
+        "files": sorted(set(files)),
+        "headers": {name.decode(): value.decode() for name, value in SECURITY_HEADERS},
+    }
+
+
+def service_worker_script(built: Path, config: dict) -> bytes:
+    """The script served as ``sw.js``: the course config, then the built worker code."""
+    code = "\n".join(
+        line
+        for line in built.read_text(encoding="utf-8").splitlines()
+        if not line.startswith(_SOURCE_MAP)
+    )
+    head = "self.promptdojoCourse = " + json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return (head + ";\n" + code + "\n").encode("utf-8")
+
+
+def course_urls(state: object) -> tuple[list[str], list[str]]:
+    """The served course's pages and files, as the page names them (with the base)."""
+    urls = state.urls
+    catalog = state.catalog
+    pages = [urls.base]
+    packages: set[str] = set()
+    for lesson in catalog.lessons.values():
+        pages += [urls.step(lesson.id, step.number) for step in lesson.steps]
+        packages.update(lesson.packages)
+    manifest = state.manifest
+    files = [urls.of(manifest.url(name)) for name in manifest.files if name not in _NOT_CACHED]
+    files += [
+        urls.of(state.pyodide_url) + name
+        for name in (*COMMON_FILES, *LOADERS)
+        if (Path(state.core_dir) / name).is_file()
+    ]
+    files.append(urls.of(f"{BUNDLE_URL}/{state.bundle.filename}"))
+    if state.snapshot is not None:
+        files.append(urls.of(f"{SNAPSHOT_URL}/{state.snapshot.filename}"))
+    files += [urls.of(f"{PACKAGES_URL}/{name}") for name in state.packages.on_hand(packages)]
+    return pages, files
+
+
+def _served_version(state: object, pages: list[str], files: list[str]) -> str:
+    """The served course's version: its URLs and every lesson file (pages change with them)."""
+    digest = hashlib.sha256(json.dumps([__version__, pages, files]).encode())
+    for lesson in sorted(state.catalog.lessons.values(), key=lambda lesson: lesson.id):
+        for path in sorted(p for p in Path(lesson.path).rglob("*") if p.is_file()):
+            digest.update(path.relative_to(lesson.path).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@router.get(SERVICE_WORKER_URL, include_in_schema=False)
+async def service_worker(request: Request) -> Response:
+    """The service worker for the served course; made once per catalog (a reload makes anew)."""
+    state = request.app.state
+    made = getattr(state, "service_worker", None)
+    if made is None or made[0] is not state.catalog:
+        pages, files = course_urls(state)
+        config = course_config(_served_version(state, pages, files), pages, files)
+        built = state.manifest.root / state.manifest.files["sw.js"]
+        made = state.service_worker = (state.catalog, service_worker_script(built, config))
+    return Response(made[1], media_type="text/javascript", headers={"cache-control": "no-cache"})

@@ -1,0 +1,103 @@
+// The page's side of the service worker (sw.js): cross-origin isolation on hosts that cannot
+// send its headers (register, then reload once under the worker's control), and the course kept
+// offline, with its progress and an "available offline" mark in the header.
+//
+// The worker lives at the site's base path, beside the assets folder this module is built into.
+import { offlineText } from "./offline-rules.js";
+
+const WORKER_URL = new URL("../sw.js", import.meta.url);
+const SCOPE = new URL("../", import.meta.url).pathname;
+/** Set in this tab's session before the one reload that should bring isolation. */
+const RELOADED = "promptdojo-isolation-reload";
+/** How long a new worker may take to control the page before the page boots without it. */
+const CONTROL_TIMEOUT_MS = 10_000;
+
+let registration = null;
+
+function serviceWorkers() {
+  return "serviceWorker" in navigator && globalThis.isSecureContext;
+}
+
+function register() {
+  registration ??= navigator.serviceWorker.register(WORKER_URL, {
+    scope: SCOPE,
+    updateViaCache: "none",
+  });
+  return registration;
+}
+
+/** Resolves true once a service worker controls this page, false after the timeout. */
+function controlled() {
+  if (navigator.serviceWorker.controller) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    navigator.serviceWorker.addEventListener("controllerchange", () => resolve(true), {
+      once: true,
+    });
+    setTimeout(() => resolve(Boolean(navigator.serviceWorker.controller)), CONTROL_TIMEOUT_MS);
+  });
+}
+
+/**
+ * Make the page cross-origin isolated (SharedArrayBuffer, so Stop interrupts Python) if the host
+ * did not: `{isolated: true}`, `{reloading: true}` (the page reloads under the service worker),
+ * or `{isolated: false, why}` (cells still run; Stop then restarts Python).
+ */
+export async function isolate() {
+  if (globalThis.crossOriginIsolated) {
+    sessionStorage.removeItem(RELOADED);
+    return { isolated: true };
+  }
+  if (!serviceWorkers()) {
+    return { isolated: false, why: "this page is not cross-origin isolated" };
+  }
+  if (sessionStorage.getItem(RELOADED)) {
+    return { isolated: false, why: "the service worker could not make this page cross-origin isolated" };
+  }
+  try {
+    await register();
+  } catch (error) {
+    return { isolated: false, why: `the service worker did not install (${error?.message ?? error})` };
+  }
+  if (!(await controlled())) {
+    return { isolated: false, why: "the service worker did not take control of this page" };
+  }
+  sessionStorage.setItem(RELOADED, "1");
+  location.reload();
+  return { reloading: true };
+}
+
+/** The header's "available offline" mark, made on first use. */
+function offlineMark() {
+  let mark = document.querySelector(".offline-status");
+  if (!mark) {
+    mark = document.createElement("span");
+    mark.className = "offline-status";
+    mark.setAttribute("role", "status");
+    mark.setAttribute("aria-live", "polite");
+    document.querySelector(".site-header")?.append(mark);
+  }
+  return mark;
+}
+
+/** Ask the controlling service worker to cache the whole course, and show how far it got. */
+export async function keepOffline() {
+  if (!serviceWorkers()) return;
+  const mark = offlineMark();
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    const text = offlineText(event.data ?? {});
+    if (text === null) return;
+    mark.textContent = text;
+    mark.dataset.state = event.data.type.replace("offline-", "");
+    mark.dataset.version = event.data.version;
+  });
+  const ask = () => navigator.serviceWorker.controller?.postMessage({ type: "cache-course" });
+  // A new version's worker takes over (an update): it caches its own version.
+  navigator.serviceWorker.addEventListener("controllerchange", ask);
+  try {
+    await register();
+  } catch {
+    mark.remove();
+    return;
+  }
+  if (await controlled()) ask();
+}

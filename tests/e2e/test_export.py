@@ -1,0 +1,259 @@
+"""The static export in Chromium, behind real static hosts: ``python -m http.server`` (no
+headers: the service worker supplies isolation) and a header-setting one that applies the
+export's ``_headers``. Lessons run (numpy included), Stop stops, steps swap in place, edits
+survive a reload, the course works offline once opened, and a new export replaces it whole.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.conftest import FIXTURE_LESSONS
+from tests.e2e.conftest import READY, SNAPSHOTS, click_run, run_code, wait_ready
+from tests.support.static_host import headers_server, plain_server
+
+LESSONS = ("hello", "needs-numpy", "runaway")
+OFFLINE_TIMEOUT_MS = 120_000
+
+
+def export(lessons: Path, out: Path, release: Path, cache: Path) -> str:
+    """Run ``promptdojo export`` below /course/; return the version it wrote."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "promptdojo",
+            "export",
+            str(out),
+            "--lessons-dir",
+            str(lessons),
+            "--base-url",
+            "/course/",
+            "--pyodide-dir",
+            str(release),
+            "--package-cache",
+            str(cache),
+            "--snapshot-cache",
+            str(SNAPSHOTS),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return (out / ".promptdojo-export").read_text().split()[-1]
+
+
+def copy_lessons(into: Path, names: tuple[str, ...] = LESSONS) -> Path:
+    for name in names:
+        shutil.copytree(FIXTURE_LESSONS / name, into / name)
+    return into
+
+
+@pytest.fixture(scope="module")
+def site(numpy_release: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder whose ``course/`` is the export of the fixture lessons, with numpy."""
+    tmp = tmp_path_factory.mktemp("export")
+    lessons = copy_lessons(tmp / "lessons")
+    export(lessons, tmp / "site" / "course", numpy_release.path, tmp / "no-cache")
+    return tmp / "site"
+
+
+@pytest.fixture(scope="module", params=["http.server", "_headers"])
+def host(request: pytest.FixtureRequest, site: Path) -> Iterator[str]:
+    """The export's URL behind each static host."""
+    if request.param == "http.server":
+        with plain_server(site) as url:
+            yield url + "/course/"
+    else:
+        with headers_server(site, site / "course" / "_headers") as url:
+            yield url + "/course/"
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    """A fresh profile: no service worker, cache or storage from another test."""
+    ctx = browser.new_context()
+    yield ctx
+    ctx.close()
+
+
+def open_page(context: BrowserContext, url: str) -> Page:
+    """A page that records every failed request, opened at ``url`` and booted."""
+    page = context.new_page()
+    page.failed = []
+    page.on("response", lambda r: r.status >= 400 and page.failed.append(f"{r.status} {r.url}"))
+    # A reload under the service worker aborts the first load's preloads: not a failure.
+    page.on(
+        "requestfailed",
+        lambda r: "ERR_ABORTED" not in (r.failure or "") and page.failed.append(f"failed {r.url}"),
+    )
+    page.goto(url)
+    wait_ready(page)
+    return page
+
+
+def wait_offline_ready(page: Page, version: str | None = None) -> str:
+    """Wait for the "available offline" mark (of ``version``, when given); return its version."""
+    mark = page.locator(".offline-status")
+    if version is not None:
+        # The previous version's worker may say it is ready first; the new one then takes over.
+        expect(mark).to_have_attribute("data-version", version, timeout=OFFLINE_TIMEOUT_MS)
+    expect(mark).to_have_attribute("data-state", "ready", timeout=OFFLINE_TIMEOUT_MS)
+    expect(mark).to_have_text("✓ Available offline")
+    return mark.get_attribute("data-version")
+
+
+def test_a_numpy_lesson_runs_isolated_from_the_snapshot(context: BrowserContext, host: str) -> None:
+    page = open_page(context, host + "lessons/needs-numpy/1/")
+    assert page.evaluate("crossOriginIsolated") is True  # headers or the service worker
+    assert page.evaluate(READY)["restored"] is True
+    assert page.evaluate(READY)["loaded"] == ["numpy"]
+    cell = page.locator(".cell").first
+    click_run(page, cell.get_attribute("data-cell-id"))
+    expect(cell.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
+    assert run_code(page, "import numpy as np\nprint(int(np.arange(10).sum()))") == "45\n"
+    assert page.failed == []
+
+
+def test_stop_ends_an_endless_loop_and_steps_swap_in_place(
+    context: BrowserContext, host: str
+) -> None:
+    page = open_page(context, host + "lessons/runaway/1/")
+    spin = click_run(page, "spin")
+    expect(spin.locator(".cell-status")).to_have_text("Running…")
+    spin.get_by_role("button", name="Stop").click()
+    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=5_000)
+    expect(spin.locator(".cell-output")).to_contain_text("KeyboardInterrupt")
+    page.evaluate("window.samePage = true")
+    page.get_by_role("link", name="Next step").click()
+    expect(page).to_have_url(host + "lessons/runaway/2/")
+    expect(page.locator("main h1")).not_to_have_text("Runaway cells")
+    assert page.evaluate("window.samePage") is True  # swapped in place, the worker kept
+    page.get_by_role("link", name="Cells that do not stop by themselves").click()
+    expect(page).to_have_url(host)
+    expect(page.locator(".lesson-list li")).to_have_count(len(LESSONS))
+    assert page.failed == []
+
+
+def test_an_edit_survives_a_reload(context: BrowserContext, host: str) -> None:
+    page = open_page(context, host + "lessons/runaway/1/")
+    page.locator("#cell-state .cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("a = 1000")
+    page.get_by_role("link", name="Next step").click()  # leaving the step saves at once
+    page.reload()
+    wait_ready(page)
+    page.get_by_role("link", name="Previous step").click()
+    expect(page.locator("#cell-state .cm-content")).to_have_text("a = 1000")
+    page.reload()
+    expect(page.locator("#cell-state .cm-content")).to_have_text("a = 1000")
+
+
+def test_without_isolation_cells_run_and_stop_restarts_python(browser: Browser, site: Path) -> None:
+    """No headers and no service worker: no SharedArrayBuffer, and the page says so once."""
+    context = browser.new_context(service_workers="block")
+    try:
+        with plain_server(site) as url:
+            page = open_page(context, url + "/course/lessons/runaway/1/")
+            assert page.evaluate("crossOriginIsolated") is False
+            status = page.locator(".kernel-status")
+            expect(status).to_contain_text("Stop restarts Python and replays the step")
+            click_run(page, "state")
+            expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
+            spin = click_run(page, "spin")
+            expect(spin.locator(".cell-status")).to_have_text("Running…")
+            spin.get_by_role("button", name="Stop").click()
+            expect(spin.locator(".cell-status")).to_contain_text(
+                "Python was restarted (you pressed Stop, and this page cannot interrupt Python); "
+                "replayed 1 earlier cell(s).",
+                timeout=30_000,
+            )
+            after = click_run(page, "after")
+            expect(after.locator(".cell-output")).to_have_text("42", timeout=60_000)
+    finally:
+        context.close()
+
+
+def test_the_course_runs_offline_once_opened(browser: Browser, site: Path) -> None:
+    """The host goes down and the network is cut: a reload still boots and runs numpy."""
+    context = browser.new_context()
+    try:
+        with plain_server(site) as url:
+            page = open_page(context, url + "/course/lessons/needs-numpy/1/")
+            wait_offline_ready(page)
+        context.set_offline(True)  # and the server is gone too
+        page.reload()
+        wait_ready(page)
+        assert page.evaluate(READY)["loaded"] == ["numpy"]
+        assert (
+            run_code(page, "import numpy as np\nprint(np.ones(3).tolist())") == "[1.0, 1.0, 1.0]\n"
+        )
+        page.get_by_role("link", name="promptdojo").click()  # the index, from the cache
+        expect(page.locator(".lesson-list li")).to_have_count(len(LESSONS))
+        page.goto(url + "/course/lessons/runaway/1/")  # another lesson, never opened online
+        wait_ready(page)
+        after = click_run(page, "state")
+        expect(after.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
+    finally:
+        context.close()
+
+
+def test_a_new_export_replaces_the_cached_course_and_keeps_edits(
+    browser: Browser, numpy_release: object, tmp_path: Path
+) -> None:
+    lessons = copy_lessons(tmp_path / "lessons", ("runaway",))
+    out = tmp_path / "site" / "course"
+    args = (numpy_release.path, tmp_path / "no-cache")
+    v1 = export(lessons, out, *args)
+    context = browser.new_context()
+    try:
+        with plain_server(tmp_path / "site") as url:
+            step = url + "/course/lessons/runaway/1/"
+            page = open_page(context, step)
+            assert wait_offline_ready(page) == v1
+            page.locator("#cell-state .cm-content").click()
+            page.keyboard.press("Control+a")
+            page.keyboard.type("a = 7")
+            page.get_by_role("link", name="Next step").click()  # saved
+            source = lessons / "runaway" / "01-runaway.md"
+            source.write_text(source.read_text().replace("Runaway cells", "Runaway cells, v2"))
+            v2 = export(lessons, out, *args)
+            assert v2 != v1
+            page.goto(step)
+            wait_ready(page)
+            expect(page.locator("main h1")).to_have_text("Runaway cells, v2")
+            expect(page.locator("#cell-state .cm-content")).to_have_text("a = 7")
+            assert wait_offline_ready(page, v2) == v2
+            names = page.evaluate("caches.keys()")
+            assert [n for n in names if n.startswith("promptdojo-course-")] == [
+                f"promptdojo-course-{v2}"
+            ]
+        context.set_offline(True)
+        page.reload()
+        wait_ready(page)
+        expect(page.locator("main h1")).to_have_text("Runaway cells, v2")
+        expect(page.locator("#cell-state .cm-content")).to_have_text("a = 7")
+    finally:
+        context.close()
+
+
+def test_the_export_is_deterministic(numpy_release: object, tmp_path: Path) -> None:
+    lessons = copy_lessons(tmp_path / "lessons")
+    args = (numpy_release.path, tmp_path / "no-cache")
+    first = export(lessons, tmp_path / "one", *args)
+    time.sleep(1.1)  # a clock in any file would now differ
+    second = export(lessons, tmp_path / "two", *args)
+    assert first == second
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*"))
+    assert files == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*"))
+    for path in files:
+        if (tmp_path / "one" / path).is_file():
+            assert (tmp_path / "one" / path).read_bytes() == (tmp_path / "two" / path).read_bytes()

@@ -1,0 +1,100 @@
+"""Two real static hosts for an export: ``python -m http.server`` (no headers at all) and a tiny
+header-setting one built on ``http.server`` that applies the export's ``_headers`` file, as
+Netlify and Cloudflare Pages do.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from promptdojo.web.static_host import matches, parse_headers_file
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(url: str, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the static server exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within 30 s")
+
+
+@contextmanager
+def plain_server(root: Path) -> Iterator[str]:
+    """``python -m http.server`` serving ``root``: the base URL, e.g. ``http://127.0.0.1:PORT``."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait(url + "/", process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class HeadersHandler(SimpleHTTPRequestHandler):
+    """Serves files, plus every header of each ``_headers`` rule whose path matches."""
+
+    headers_file: Path
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet, as in a test
+        pass
+
+    def _rule_headers(self) -> list[tuple[str, str]]:
+        path = self.path.split("?", 1)[0]
+        rules = parse_headers_file(self.headers_file.read_text(encoding="utf-8"))
+        return [
+            header for pattern, headers in rules if matches(pattern, path) for header in headers
+        ]
+
+    def send_header(self, keyword: str, value: str) -> None:
+        ours = {name.lower() for name, _ in self._rule_headers()}
+        if keyword.lower() not in ours:
+            super().send_header(keyword, value)
+
+    def end_headers(self) -> None:
+        for name, value in self._rule_headers():
+            super().send_header(name, value)
+        super().end_headers()
+
+
+@contextmanager
+def headers_server(root: Path, headers_file: Path) -> Iterator[str]:
+    """A static server of ``root`` that applies ``headers_file``; yields its base URL."""
+    handler = type("Handler", (HeadersHandler,), {"headers_file": headers_file})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        _wait(url + "/")
+        yield url
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,0 +1,149 @@
+"""``promptdojo export`` without a browser: what it writes, under which URLs, and its refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from promptdojo.web.app import create_app
+from promptdojo.web.export import MARKER, ExportError, export_site
+from promptdojo.web.settings import Settings
+from promptdojo.web.static_host import matches, parse_headers_file
+from promptdojo.web.urls import BaseUrlError, normalise_base
+
+URL = re.compile(r'(?:href|src)="([^"]+)"')
+
+
+@pytest.fixture
+def lessons(fixture_lessons: Path, tmp_path: Path) -> Path:
+    """Fixture lessons that need no package."""
+    for name in ("hello", "runaway"):
+        shutil.copytree(fixture_lessons / name, tmp_path / "lessons" / name)
+    return tmp_path / "lessons"
+
+
+def settings(lessons: Path, tmp: Path) -> Settings:
+    return Settings(lessons_dir=lessons, package_cache_dir=tmp / "pkgs")
+
+
+def test_every_url_is_below_the_base_and_names_an_exported_file(
+    lessons: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    result = export_site(settings(lessons, tmp_path), out, base_url="course")
+    pages = sorted(out.rglob("*.html"))
+    assert out / "lessons" / "runaway" / "3" / "index.html" in pages
+    for page in pages:
+        html = page.read_text()
+        meta = re.search(r'name="promptdojo-kernel" content="([^"]+)"', html)
+        urls = URL.findall(html)
+        if meta:
+            config = json.loads(meta.group(1).replace("&#34;", '"').replace("&amp;", "&"))
+            urls += [config["workerUrl"], config["bundleUrl"], config["pyodideUrl"] + "pyodide.mjs"]
+        for url in urls:
+            if url.startswith(("data:", "1/")):  # 1/: a lesson's own URL sends to its first step
+                continue
+            assert url.startswith("/course/"), f"{page}: {url}"
+            target = out / url.removeprefix("/course/")
+            assert target.is_file() or (target / "index.html").is_file(), (
+                f"{page}: {url} is missing"
+            )
+    sw = (out / "sw.js").read_text()
+    assert f'"version":"{result.version}"' in sw
+    assert '"/course/lessons/hello/1/"' in sw
+    assert "sourceMappingURL" not in sw.splitlines()[-1]
+    assert not (out / "assets" / "live.js").exists()
+    assert "EventSource" not in "".join(p.read_text() for p in out.glob("assets/*.js"))
+
+
+def test_a_missing_wheel_names_the_prefetch_command_and_writes_nothing(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    with pytest.raises(ExportError, match=r"promptdojo pyodide fetch numpy"):
+        export_site(settings(fixture_lessons, tmp_path), out, ["needs-numpy"])
+    assert not out.exists()
+
+
+def test_a_folder_that_is_no_export_is_never_overwritten(lessons: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "thesis.tex").write_text("keep me")
+    with pytest.raises(ExportError, match="not empty"):
+        export_site(settings(lessons, tmp_path), out)
+    assert (out / "thesis.tex").read_text() == "keep me"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_new_export_replaces_the_old_one_whole(lessons: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    export_site(settings(lessons, tmp_path), out)
+    (out / "stale.txt").write_text("from before")
+    export_site(settings(lessons, tmp_path), out, ["hello"])
+    assert (out / MARKER).is_file()
+    assert not (out / "stale.txt").exists()
+    assert not (out / "lessons" / "runaway").exists()
+
+
+def test_unknown_lessons_are_named(lessons: Path, tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="no lesson called nope; the lessons are: hello, runaway"):
+        export_site(settings(lessons, tmp_path), tmp_path / "site", ["nope"])
+
+
+def test_the_headers_file_says_what_the_server_says(lessons: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    export_site(settings(lessons, tmp_path), out, base_url="/course/")
+    rules = parse_headers_file((out / "_headers").read_text())
+
+    def headers(path: str) -> dict[str, str]:
+        found = [h for pattern, hs in rules if matches(pattern, path) for h in hs]
+        assert len({n for n, _ in found}) == len(found), f"{path}: a header set twice: {found}"
+        return dict(found)
+
+    wasm = next(out.glob("assets/pyodide/*/pyodide.asm.wasm")).relative_to(out).as_posix()
+    assert headers(f"/course/{wasm}")["Content-Type"] == "application/wasm"
+    assert headers(f"/course/{wasm}")["Cache-Control"].endswith("immutable")
+    page = headers("/course/lessons/hello/1/")
+    assert page["Cache-Control"] == "no-cache"
+    assert page["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert "wasm-unsafe-eval" in page["Content-Security-Policy"]
+    assert headers("/course/sw.js")["Cache-Control"] == "no-cache"
+
+
+def test_the_server_serves_the_same_service_worker(lessons: Path, tmp_path: Path) -> None:
+    client = TestClient(create_app(settings(lessons, tmp_path)))
+    response = client.get("/sw.js")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/javascript")
+    assert response.headers["cache-control"] == "no-cache"
+    config = json.loads(
+        response.text.split("\n", 1)[0].removeprefix("self.promptdojoCourse = ")[:-1]
+    )
+    assert "/lessons/runaway/2" in config["pages"]
+    assert config["headers"]["cross-origin-opener-policy"] == "same-origin"
+    assert all(client.get(url).status_code == 200 for url in config["files"] + config["pages"])
+    # A lesson edited under the server (a reload makes a new catalog) is a new version.
+    step = lessons / "hello" / "01-where-am-i.md"
+    step.write_text(step.read_text() + "\nMore prose.\n")
+    from promptdojo.web.catalog import Catalog
+
+    app = client.app
+    app.state.catalog = Catalog.load(lessons, app.state.packages.lock)
+    assert client.get("/sw.js").text.split("\n", 1)[0] != response.text.split("\n", 1)[0]
+
+
+@pytest.mark.parametrize("given", ["https://example.org/course/", "/a?b"])
+def test_a_base_url_is_a_path(given: str) -> None:
+    with pytest.raises(BaseUrlError, match="must be a path"):
+        normalise_base(given)
+
+
+def test_base_urls_are_normalised() -> None:
+    assert normalise_base("course") == "/course/"
+    assert normalise_base("/a/b") == "/a/b/"
+    assert normalise_base("/") == "/"
