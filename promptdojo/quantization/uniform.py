@@ -112,9 +112,13 @@ def quantize_symmetric(
         grouped.max(axis=reduce_axes, keepdims=True), -grouped.min(axis=reduce_axes, keepdims=True)
     )
     scale = np.where(absmax > 0, absmax / qmax, 1.0).astype(array.dtype)
+    # A group of subnormal weights (|w| ~ 1e-320) gives a scale that underflows to 0: use the
+    # smallest step the type has instead of dividing by zero.
+    scale[scale == 0] = np.finfo(array.dtype).smallest_subnormal
     codes = np.divide(grouped, scale, dtype=array.dtype)
-    # |w| <= absmax = qmax * scale, so the rounded codes already lie in [-qmax, qmax]: no clip.
-    np.rint(codes, out=codes)
+    # |w| <= absmax = qmax * scale, so the rounded codes lie in [-qmax, qmax] (the clip only
+    # matters for that smallest step).
+    np.clip(np.rint(codes, out=codes), -qmax, qmax, out=codes)
     return QuantizedTensor(
         codes=codes.astype(np.int8),
         scale=scale,

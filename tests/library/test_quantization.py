@@ -152,3 +152,11 @@ def test_asymmetric_error_is_at_most_half_a_step(w, bits) -> None:
 @given(arrays(np.int8, st.integers(0, 65), elements=st.integers(-8, 7)))
 def test_int4_pack_roundtrip(codes) -> None:
     assert q.unpack_int4(q.pack_int4(codes), codes.size, signed=True).tolist() == codes.tolist()
+
+
+def test_subnormal_weights_get_the_smallest_step_not_a_division_by_zero() -> None:
+    w = np.array([5e-324, -1e-322, 0.0])
+    with np.errstate(divide="raise", invalid="raise"):
+        t = q.quantize_symmetric(w, 8)
+    assert np.all(t.scale > 0)
+    assert np.all(np.abs(t.dequantize() - w) <= t.scale / 2 + 1e-323)
