@@ -38,7 +38,7 @@ BARE_HTML = """<!doctype html><meta charset="utf-8"><title>bare</title>
 BARE_JS = """performance.mark("pd:boot-start");
 const worker = new Worker("/_bench/bare-worker.js", { type: "module" });
 worker.onmessage = () => performance.mark("pd:ready");"""
-BARE_WORKER = """const base = "/assets/pyodide/%s/";
+BARE_WORKER = """const base = "%s";
 const { loadPyodide } = await import(base + "pyodide.mjs");
 await loadPyodide({ indexURL: base });
 self.postMessage("ready");"""
@@ -71,7 +71,9 @@ def fresh_profile(playwright, base: str):
     )
 
 
-def serve_bare(context, version: str) -> None:
+def serve_bare(context, pyodide_url: str) -> None:
+    """Answer /_bench/bare*.html|js in ``context``: a page whose worker only boots the core."""
+
     def fulfil(body: str, kind: str):
         return lambda route: route.fulfill(
             status=200, body=body, content_type=kind, headers=ISOLATION
@@ -79,7 +81,7 @@ def serve_bare(context, version: str) -> None:
 
     context.route("**/_bench/bare.html", fulfil(BARE_HTML, "text/html"))
     context.route("**/_bench/bare.js", fulfil(BARE_JS, "text/javascript"))
-    context.route("**/_bench/bare-worker.js", fulfil(BARE_WORKER % version, "text/javascript"))
+    context.route("**/_bench/bare-worker.js", fulfil(BARE_WORKER % pyodide_url, "text/javascript"))
 
 
 def main() -> None:
@@ -104,7 +106,7 @@ def main() -> None:
                 for _ in range(args.runs):
                     # Bare page: only the Pyodide core, same server, same files.
                     context = fresh_profile(playwright, tmp)
-                    serve_bare(context, version)
+                    serve_bare(context, f"/assets/pyodide/{version}/")
                     page = context.pages[0] if context.pages else context.new_page()
                     page.goto(server.url + "/_bench/bare.html")
                     bare_ready.append(wait_mark(page, "pd:ready"))

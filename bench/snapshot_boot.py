@@ -28,30 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from playwright.sync_api import sync_playwright
 
 from bench._common import ROOT, save
-from bench.browser import ISOLATION, fresh_profile, wait_mark
+from bench.browser import fresh_profile, serve_bare, wait_mark
 from tests.e2e.conftest import start_server, stop_server
 
 LESSON = "/lessons/decoding-kv-cache-quantization/1"
-BARE_HTML = """<!doctype html><meta charset="utf-8"><title>bare</title>
-<script type="module" src="/_bench/bare.js"></script>"""
-BARE_JS = """performance.mark("pd:boot-start");
-const worker = new Worker("/_bench/bare-worker.js", { type: "module" });
-worker.onmessage = () => performance.mark("pd:ready");"""
-BARE_WORKER = """const base = "%s";
-const { loadPyodide } = await import(base + "pyodide.mjs");
-await loadPyodide({ indexURL: base });
-self.postMessage("ready");"""
-
-
-def serve_bare(context, pyodide_url: str) -> None:
-    def fulfil(body: str, kind: str):
-        return lambda route: route.fulfill(
-            status=200, body=body, content_type=kind, headers=ISOLATION
-        )
-
-    context.route("**/_bench/bare.html", fulfil(BARE_HTML, "text/html"))
-    context.route("**/_bench/bare.js", fulfil(BARE_JS, "text/javascript"))
-    context.route("**/_bench/bare-worker.js", fulfil(BARE_WORKER % pyodide_url, "text/javascript"))
 
 
 def open_page(playwright, tmp: str, url: str, bare_url: str | None = None):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptdojo.pyodide.bundle import LearnerBundle
+from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.node import HERE, boot_module, node
 
 #: The Node script that makes a snapshot.
@@ -71,26 +72,18 @@ class Snapshot:
         return line
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
     """What the snapshot depends on: the Pyodide build, the bundle, and the code that makes it."""
     parts = {
         "pyodide": {
-            name: _sha256(core / name)
+            name: sha256_of(core / name)
             for name in sorted(p.name for p in core.iterdir())
             if name.startswith(("pyodide.", "python_stdlib"))
             and not name.endswith((".br", ".gz", ".map"))
         },
         "bundle": bundle.digest,
-        "boot": _sha256(boot_module()),
-        "maker": _sha256(MAKER),
+        "boot": sha256_of(boot_module()),
+        "maker": sha256_of(MAKER),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -150,7 +143,7 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise SnapshotError(f"no snapshot for {core}: {last}")
-    digest = _sha256(folder / _FILE)
+    digest = sha256_of(folder / _FILE)
     (folder / f"{_DIGEST}.tmp").write_text(digest + "\n", encoding="ascii")
     (folder / f"{_DIGEST}.tmp").replace(folder / _DIGEST)
     return Snapshot(folder / _FILE, digest)
