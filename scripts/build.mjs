@@ -1,6 +1,7 @@
 // Build the front end into static/build/:
 //   app-<hash>.js, worker-<hash>.js, style-<hash>.css   our ES modules bundled with CodeMirror
 //   pyodide/<version>/                                   the Pyodide core, under a versioned path
+//   node/boot.mjs                                        boot.js bundled for Pyodide under Node
 //   manifest.json                                        logical name -> hashed file, for the server
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -56,6 +57,18 @@ const result = await esbuild.build({
   logLevel: "warning",
 });
 
+// The boot module for Pyodide under Node (`promptdojo check --pyodide`, the snapshot maker): the
+// worker's own boot.js with its imports, as one file the Python package ships.
+await esbuild.build({
+  entryPoints: [path.join(root, "static/js/boot.js")],
+  outfile: path.join(out, "node", "boot.mjs"),
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: ["node20"],
+  logLevel: "warning",
+});
+
 const files = {};
 for (const [output, meta] of Object.entries(result.metafile.outputs)) {
   if (!meta.entryPoint) continue;
@@ -77,7 +90,7 @@ async function precompress(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      await precompress(file);
+      if (entry.name !== "node") await precompress(file);
       continue;
     }
     if (!COMPRESSIBLE.test(entry.name)) continue;

@@ -13,6 +13,8 @@ from pathlib import Path
 
 #: The Pyodide release the front end pins (``package.json``) and the browser runs.
 PYODIDE_VERSION = "314.0.7"
+#: The fields of a lock entry the page and the Node runner need to install its wheel (wheels.js).
+WHEEL_KEYS = ("name", "file_name", "sha256", "install_dir")
 #: The pinned release's lock file, shipped with the package.
 PINNED_LOCK = Path(__file__).resolve().parent / "pyodide-lock.json"
 
@@ -64,3 +66,25 @@ class Lock:
             seen.add(name)
             pending += self.packages[name]["depends"]
         return sorted(seen)
+
+    def install_order(self, names: Iterable[str]) -> list[dict]:
+        """The lock entries of ``names`` and their dependencies, each after all it depends on."""
+        done: dict[str, dict] = {}
+
+        def visit(name: str) -> None:
+            if name in done:
+                return
+            for dependency in self.packages[name]["depends"]:
+                visit(dependency)
+            done[name] = self.packages[name]
+
+        for name in self.with_dependencies(names):
+            visit(name)
+        return list(done.values())
+
+    def wheel_job(self, names: Iterable[str], folder: Path) -> list[dict]:
+        """What the Node runner needs to install ``names`` from the wheels in ``folder``."""
+        return [
+            {key: entry.get(key) for key in WHEEL_KEYS} | {"path": str(folder / entry["file_name"])}
+            for entry in self.install_order(names)
+        ]

@@ -72,7 +72,10 @@ def course_urls(state: object) -> tuple[list[str], list[str]]:
     files.append(urls.of(f"{BUNDLE_URL}/{state.bundle.filename}"))
     if state.snapshot is not None:
         files.append(urls.of(f"{SNAPSHOT_URL}/{state.snapshot.filename}"))
-    files += [urls.of(f"{PACKAGES_URL}/{name}") for name in state.packages.on_hand(packages)]
+    files += [
+        urls.of(f"{PACKAGES_URL}/{entry['file_name']}")
+        for entry in state.packages.on_hand(packages)
+    ]
     return pages, files
 
 

@@ -73,21 +73,21 @@ class PackageStore:
         self._verified[path] = signature
         return path
 
-    def on_hand(self, names: Iterable[str]) -> list[str]:
-        """Wheel file names of ``names`` and their dependencies that are served without a fetch.
+    def on_hand(self, names: Iterable[str]) -> list[dict]:
+        """Lock entries of ``names`` and their dependencies whose wheels are served without a
+        fetch, each after what it depends on.
 
-        Step pages preload these, so the lesson's packages download while Python starts.
+        Step pages preload these, and unpack them while Python starts (wheels.js).
         """
         try:
-            wanted = self.lock.with_dependencies(names)
+            wanted = self.lock.install_order(names)
         except PackageError:
             return []
-        files = [self.lock.packages[name]["file_name"] for name in wanted]
         return [
-            f
-            for f in files
-            if (self.release_dir is not None and (self.release_dir / f).is_file())
-            or self._cached(self._by_file[f]) is not None
+            entry
+            for entry in wanted
+            if (self.release_dir is not None and (self.release_dir / entry["file_name"]).is_file())
+            or self._cached(entry) is not None
         ]
 
     async def get(self, file_name: str) -> Path:

@@ -19,6 +19,7 @@ from promptdojo.course.controls import declared_controls
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
+from promptdojo.pyodide.lock import WHEEL_KEYS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
 router = APIRouter()
@@ -166,9 +167,12 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
-            # Wheels on hand for the lesson's packages: the page preloads them.
+            # Wheels on hand for the lesson's packages, in install order: the page preloads them
+            # and the worker unpacks them while Python starts (wheels.js).
             "wheels": [
-                url(f"{PACKAGES_URL}/{name}") for name in state.packages.on_hand(lesson.packages)
+                {key: entry.get(key) for key in WHEEL_KEYS}
+                | {"url": url(f"{PACKAGES_URL}/{entry['file_name']}")}
+                for entry in state.packages.on_hand(lesson.packages)
             ],
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,

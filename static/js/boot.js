@@ -3,6 +3,8 @@
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
+import { checkedBytes } from "./digest.js";
+import { installWheels, prepareWheels, unzipArchive, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */
 export const LIBRARY_DIR = "/home/pyodide/promptdojo-lib";
@@ -23,9 +25,9 @@ function streamWriter(emit) {
   };
 }
 
-/** Unpack the learner bundle and put it first on `sys.path`. */
-function installLibrary(pyodide, bundle) {
-  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
+/** Write the unzipped learner bundle (`unzipArchive`) and put its folder first on `sys.path`. */
+function installLibrary(pyodide, library) {
+  writeArchive(pyodide.FS, LIBRARY_DIR, library);
   const sys = pyodide.pyimport("sys");
   sys.path.insert(0, LIBRARY_DIR);
   sys.destroy?.();
@@ -33,7 +35,7 @@ function installLibrary(pyodide, bundle) {
 
 /**
  * Run in a restored interpreter before anything else. The file system is not part of a memory
- * snapshot, so the bundle is unpacked again (its modules already imported stay imported; `sys.path`
+ * snapshot, so the bundle is written again (its modules already imported stay imported; `sys.path`
  * already holds its folder). `random`, if the snapshot imported it, holds the generator state
  * of the build: it is seeded again from the browser's `crypto`, as a cold boot would be.
  */
@@ -48,17 +50,21 @@ import promptdojo.kernel
  * The snapshot's bytes, if their SHA-256 is `sha256` (hex). Where the Web Crypto digest is
  * missing (a page served over plain HTTP from another host), the restore itself is the check.
  */
-export async function checkedSnapshot(bytes, sha256) {
-  const data = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  if (!globalThis.crypto?.subtle) return data;
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-  if (hex !== sha256) {
-    const expected = sha256.slice(0, 12);
-    throw new Error(`the snapshot is damaged: its SHA-256 is ${hex.slice(0, 12)}…, not ${expected}…`);
-  }
-  return data;
+export function checkedSnapshot(bytes, sha256) {
+  return checkedBytes(bytes, sha256, "the snapshot");
 }
+
+/**
+ * What a snapshot has imported: the kernel, and `importlib.metadata`, which installing a package
+ * imports (`importlib.invalidate_caches`) and would otherwise cost a page a fraction of a second
+ * after the restore.
+ */
+const SNAPSHOT_IMPORTS = `
+import promptdojo.kernel
+import importlib.metadata
+import gc
+gc.collect()
+`;
 
 /**
  * Make a memory snapshot (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot`): the
@@ -68,8 +74,8 @@ export async function checkedSnapshot(bytes, sha256) {
  */
 export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
-  installLibrary(pyodide, bundle);
-  pyodide.runPython("import promptdojo.kernel\nimport gc\ngc.collect()");
+  installLibrary(pyodide, unzipArchive(new Uint8Array(bundle), "the learner bundle"));
+  pyodide.runPython(SNAPSHOT_IMPORTS);
   return pyodide.makeMemorySnapshot();
 }
 
@@ -77,81 +83,41 @@ export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
  * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be.
  * Pyodide awaits the promise itself, after it has started fetching its lock file and loader.
  */
-async function restore(loadPyodide, config, snapshot, bundle) {
+async function restore(loadPyodide, config, snapshot, library) {
   const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
-  pyodide.unpackArchive(bundle, "zip", { extractDir: LIBRARY_DIR });
+  writeArchive(pyodide.FS, LIBRARY_DIR, library);
   pyodide.runPython(AFTER_RESTORE);
   return pyodide;
 }
 
+/**
+ * Install the prepared wheels; returns null, or why they could not be used (the packages are then
+ * left to `loadPackage`, which overwrites whatever was written).
+ */
+async function installPrepared(pyodide, prepared) {
+  try {
+    await installWheels(pyodide, await prepared);
+    return null;
+  } catch (error) {
+    const why = String(error?.message ?? error).trim().split("\n").at(-1);
+    console.warn(`promptdojo: installing the lesson's packages through Pyodide instead: ${why}`);
+    return why;
+  }
+}
+
 /** Boot an interpreter from scratch and install the learner bundle. */
-async function coldBoot(loadPyodide, config, bundle) {
+async function coldBoot(loadPyodide, config, library) {
   const pyodide = await loadPyodide(config);
-  installLibrary(pyodide, bundle);
+  installLibrary(pyodide, library);
   return pyodide;
 }
 
 /**
- * Boot Pyodide, install the learner bundle and import the cell kernel (`promptdojo.kernel`):
- * from a memory snapshot when one is given, else (or when anything about it fails: fetching,
- * its hash, the restore, the first statement after it) from scratch, with `snapshotFailed` in
- * the ready phase's detail.
- *
- * @param {object} options
- * @param {Function} options.loadPyodide  `loadPyodide` from the pinned `pyodide` package.
- * @param {string} options.indexURL  Folder (URL or path) of the Pyodide core.
- * @param {string} [options.packageBaseUrl]  Where package wheels named in the lock file live.
- * @param {string[]} [options.packages]  Pyodide packages the lesson needs, e.g. ["numpy"].
- * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
- * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
- * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
- * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
- * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
- * @returns {Promise<CellRunner>}
+ * Load the packages not loaded yet through Pyodide's `loadPackage`: those no wheel was prepared
+ * for, and any that failed at boot, tried once more to learn why (the server answers a missing
+ * package at once, with the reason). Returns the reason for each one still missing, by name.
  */
-export async function bootCellRunner({
-  loadPyodide,
-  indexURL,
-  packageBaseUrl,
-  packages = [],
-  bundle,
-  snapshot,
-  onStream,
-  onPhase = () => {},
-  pyodideOptions = {},
-}) {
-  // Packages are requested through loadPyodide's own `packages` option, so their download runs
-  // in parallel with the interpreter's start instead of after it.
-  onPhase("starting", { packages, snapshot: Boolean(snapshot) });
-  const bootErrors = [];
-  const config = {
-    indexURL,
-    packages,
-    ...pyodideOptions,
-    // Pyodide reports a package it could not load on stderr during boot; keep those lines.
-    stderr: (line) => bootErrors.push(line),
-  };
-  if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
-  let pyodide = null;
-  let snapshotFailed = null;
-  if (snapshot) {
-    try {
-      pyodide = await restore(loadPyodide, config, snapshot, bundle);
-    } catch (error) {
-      const why = String(error?.message ?? error).trim().split("\n").at(-1);
-      snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
-      onPhase("starting", { packages, snapshot: false, snapshotFailed });
-    }
-  }
-  pyodide ??= await coldBoot(loadPyodide, config, bundle);
-  pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
-  pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
-  const kernelModule = pyodide.pyimport("promptdojo.kernel");
-  // Packages already loaded here came in with the interpreter's start, not after it.
-  onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
-
-  // A package that failed at boot is tried once more, to learn why (the server answers a
-  // missing package at once, with the reason).
+async function loadMissing(pyodide, packages, bootErrors) {
   const missing = {};
   for (const name of packages.filter((n) => !pyodide.loadedPackages[n])) {
     const errors = [];
@@ -167,6 +133,81 @@ export async function bootCellRunner({
       missing[name] = errors.join("\n") || bootErrors.join("\n") || `${name} could not be loaded`;
     }
   }
+  return missing;
+}
+
+/**
+ * Boot Pyodide, install the learner bundle and import the cell kernel (`promptdojo.kernel`):
+ * from a memory snapshot when one is given, else (or when anything about it fails: fetching,
+ * its hash, the restore, the first statement after it) from scratch, with `snapshotFailed` in
+ * the ready phase's detail.
+ *
+ * @param {object} options
+ * @param {Function} options.loadPyodide  `loadPyodide` from the pinned `pyodide` package.
+ * @param {string} options.indexURL  Folder (URL or path) of the Pyodide core.
+ * @param {string} [options.packageBaseUrl]  Where package wheels named in the lock file live.
+ * @param {string[]} [options.packages]  Pyodide packages the lesson needs, e.g. ["numpy"].
+ * @param {object[]} [options.wheels]  The wheels of `packages` and their dependencies, in install
+ *   order, as `{name, file_name, sha256, install_dir, bytes}` (`bytes`: a promise of the file).
+ *   When they cover every package, they are unpacked and compiled while the interpreter starts
+ *   (wheels.js); else, or if that fails, Pyodide's `loadPackage` installs the packages.
+ * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
+ * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
+ * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
+ * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
+ * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
+ * @returns {Promise<CellRunner>}
+ */
+export async function bootCellRunner({
+  loadPyodide,
+  indexURL,
+  packageBaseUrl,
+  packages = [],
+  wheels = [],
+  bundle,
+  snapshot,
+  onStream,
+  onPhase = () => {},
+  pyodideOptions = {},
+}) {
+  // Prepared wheels make the packages ready in parallel with the interpreter's start. Without
+  // them, packages are requested through loadPyodide's own `packages` option, so at least their
+  // download runs in parallel.
+  const covered = wheels.length > 0 && packages.every((n) => wheels.some((w) => w.name === n));
+  const prepared = covered ? prepareWheels(wheels) : null;
+  prepared?.catch(() => {}); // reported below, where loadPackage takes over
+  // Unzipped once, here, while nothing else runs: written after the restore (or the cold boot).
+  const library = unzipArchive(new Uint8Array(bundle), "the learner bundle");
+  onPhase("starting", { packages, snapshot: Boolean(snapshot) });
+  const bootErrors = [];
+  const config = {
+    indexURL,
+    packages: covered ? [] : packages,
+    ...pyodideOptions,
+    // Pyodide reports a package it could not load on stderr during boot; keep those lines.
+    stderr: (line) => bootErrors.push(line),
+  };
+  if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
+  let pyodide = null;
+  let snapshotFailed = null;
+  if (snapshot) {
+    try {
+      pyodide = await restore(loadPyodide, config, snapshot, library);
+    } catch (error) {
+      const why = String(error?.message ?? error).trim().split("\n").at(-1);
+      snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
+      onPhase("starting", { packages, snapshot: false, snapshotFailed });
+    }
+  }
+  pyodide ??= await coldBoot(loadPyodide, config, library);
+  pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
+  pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
+  const kernelModule = pyodide.pyimport("promptdojo.kernel");
+  // Packages already loaded here came in with the interpreter's start, not after it.
+  onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
+  const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
+
+  const missing = await loadMissing(pyodide, packages, bootErrors);
   const pyKernel = kernelModule.Kernel();
   for (const [name, detail] of Object.entries(missing)) {
     pyKernel.mark_unavailable(
@@ -179,7 +220,15 @@ export async function bootCellRunner({
   const runner = new CellRunner(pyodide, pyKernel, missing);
   const loaded = packages.filter((name) => !(name in missing));
   const restored = Boolean(snapshot) && !snapshotFailed;
-  onPhase("ready", { missing: Object.keys(missing), loaded, restored, snapshotFailed });
+  const fromWheels = Boolean(prepared) && !wheelsFailed;
+  onPhase("ready", {
+    missing: Object.keys(missing),
+    loaded,
+    restored,
+    snapshotFailed,
+    fromWheels,
+    wheelsFailed,
+  });
   return runner;
 }
 

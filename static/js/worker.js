@@ -77,11 +77,35 @@ async function fetchSnapshot({ url, sha256 }) {
   return checkedSnapshot(await response.arrayBuffer(), sha256);
 }
 
+/**
+ * Compile Pyodide's WebAssembly as soon as its bytes arrive, while the snapshot downloads: Pyodide
+ * itself compiles it only once it holds the snapshot. Its `instantiateStreaming` call for that
+ * file then instantiates the module compiled here; any failure leaves the call to the browser.
+ */
+function compileCoreEarly(indexURL) {
+  const url = new URL("pyodide.asm.wasm", new URL(indexURL, self.location.href)).href;
+  const compiled = WebAssembly.compileStreaming(fetch(url));
+  compiled.catch(() => {}); // the browser's own instantiation below reports it
+  const instantiateStreaming = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    const response = await source;
+    if (response?.url !== url) return instantiateStreaming(response, imports);
+    WebAssembly.instantiateStreaming = instantiateStreaming; // once: the worker has one core
+    try {
+      const module = await compiled;
+      return { module, instance: await WebAssembly.instantiate(module, imports) };
+    } catch {
+      return instantiateStreaming(response, imports);
+    }
+  };
+}
+
 async function init(config) {
   const phase = (name, detail = {}) =>
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
   phase("downloading");
   const stopWatching = watchDownloads();
+  compileCoreEarly(config.pyodideUrl);
   const bundle = fetch(config.bundleUrl).then((response) => {
     if (!response.ok) throw new Error(`learner bundle: HTTP ${response.status}`);
     return response.arrayBuffer();
@@ -89,6 +113,15 @@ async function init(config) {
   // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
   const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
   snapshot?.catch(() => {}); // reported by the boot, which falls back
+  // The lesson's wheels (the page preloads them too): unpacked while the interpreter starts.
+  const wheels = (config.wheels ?? []).map(({ url, ...wheel }) => {
+    const bytes = fetch(url).then((response) => {
+      if (!response.ok) throw new Error(`${wheel.file_name}: HTTP ${response.status}`);
+      return response.arrayBuffer();
+    });
+    bytes.catch(() => {}); // reported by the boot, which installs through Pyodide instead
+    return { ...wheel, bytes };
+  });
   const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
   try {
     return await bootCellRunner({
@@ -96,6 +129,7 @@ async function init(config) {
       indexURL: config.pyodideUrl,
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
       packages: config.packages,
+      wheels,
       bundle: await bundle,
       snapshot,
       onStream,

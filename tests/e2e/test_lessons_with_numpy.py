@@ -69,7 +69,8 @@ def test_every_cell_shows_its_recorded_output_and_every_exercise_checks(
 def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     browser: Browser, numpy_server: Server
 ) -> None:
-    """Pages of the 0.29.0 release restore its snapshot, then load numpy; each load draws anew."""
+    """Pages of the 0.29.0 release restore its snapshot and install numpy from the wheel the page
+    unpacked and compiled meanwhile (wheels.js); each load draws anew."""
     code = (
         "import numpy as np\n"
         "print(np.random.default_rng().integers(2**62), np.random.rand(),"
@@ -80,6 +81,7 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
         page = fresh_page(browser, f"{numpy_server.url}/lessons/{LESSONS[0]}/1")
         ready = page.evaluate(READY)
         assert ready["restored"] is True, ready
+        assert ready["fromWheels"] is True, ready
         assert "numpy" in ready["loaded"]
         printed.append(run_code(page, code).split())
         page.context.close()

@@ -56,3 +56,25 @@ def test_validation_checks_imports_without_a_front_end_build(tmp_path: Path) -> 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert f"imports torch, which Pyodide {PYODIDE_VERSION} cannot provide" in out.stdout
+
+
+def test_install_order_puts_every_package_after_what_it_depends_on(tmp_path: Path) -> None:
+    """The page installs wheels in this order; a sorted list would put "app" before "zlib"."""
+    entries = {
+        "app": {"name": "app", "depends": ["mid", "zlib"], "file_name": "app.whl", "sha256": "a"},
+        "mid": {"name": "mid", "depends": ["zlib"], "file_name": "mid.whl", "sha256": "m"},
+        "zlib": {"name": "zlib", "depends": [], "file_name": "zlib.whl", "sha256": "z"},
+        "other": {"name": "other", "depends": [], "file_name": "other.whl", "sha256": "o"},
+    }
+    lock = Lock(version="0.0.0-test", packages=entries)
+    assert [e["name"] for e in lock.install_order(["app"])] == ["zlib", "mid", "app"]
+    job = lock.wheel_job(["app"], tmp_path)
+    assert job[-1] == {
+        "name": "app",
+        "file_name": "app.whl",
+        "sha256": "a",
+        "install_dir": None,
+        "path": str(tmp_path / "app.whl"),
+    }
+    with pytest.raises(PackageError, match=r"nope is not a package of Pyodide 0\.0\.0-test"):
+        lock.install_order(["nope"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -117,16 +118,19 @@ def test_a_release_folder_is_served_first_and_unknown_files_are_404(
 
 
 def test_wheels_on_hand_are_the_ones_served_without_a_fetch(tmp_path: Path) -> None:
-    """Step pages preload these: cached with the lock's hash, or in the release folder."""
+    """Step pages preload these (cached with the lock's hash, or in the release folder) and
+    install them in this order: each after what it depends on."""
     packages = store(tmp_path, None)
-    assert packages.on_hand(["tinypkg"]) == []
+
+    def files() -> list[str]:
+        return [entry["file_name"] for entry in packages.on_hand(["tinypkg"])]
+
+    assert files() == []
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "tinydep-1.0-py3-none-any.whl").write_bytes(DEP)
     (tmp_path / "cache" / TINYPKG).write_bytes(GOOD[:40])  # damaged: not on hand
-    assert packages.on_hand(["tinypkg"]) == ["tinydep-1.0-py3-none-any.whl"]
+    assert files() == ["tinydep-1.0-py3-none-any.whl"]
     (tmp_path / "cache" / TINYPKG).write_bytes(GOOD)
-    assert sorted(packages.on_hand(["tinypkg"])) == [
-        "tinydep-1.0-py3-none-any.whl",
-        TINYPKG,
-    ]
+    assert files() == ["tinydep-1.0-py3-none-any.whl", TINYPKG]
+    assert packages.on_hand(["tinypkg"])[1]["sha256"] == hashlib.sha256(GOOD).hexdigest()
     assert packages.on_hand(["not-a-package"]) == []

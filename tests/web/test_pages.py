@@ -120,7 +120,9 @@ def test_step_page_preloads_the_kernel_downloads(client: TestClient) -> None:
     assert re.search(
         r'rel="preload" as="fetch" crossorigin href="/bundle/promptdojo-\w+\.zip"', text
     )
-    assert text.index('rel="preload"') < text.index("start-")
+    # start.js (which starts the worker) is asked for first, ahead of the preloads and the CSS.
+    assert text.index("start-") < text.index('rel="preload"')
+    assert text.index("start-") < text.index('rel="stylesheet"')
 
 
 def test_step_page_lists_every_step_with_its_exercises(client: TestClient) -> None:

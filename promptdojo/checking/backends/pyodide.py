@@ -106,6 +106,7 @@ def pyodide_step_runner(
         job = {
             **base_job,
             "packages": list(lesson.packages),
+            "packageWheels": lock.wheel_job(lesson.packages, cache_dir),
             "step": step_to_dict(step),
             "timeLimit": lesson.time_limit,
             "seed": lesson.seed,

@@ -6,8 +6,8 @@ Two Node scripts ship next to this module, in the wheel as in a checkout:
 * ``check.mjs`` runs a Python script in a worker thread and enforces time limits the browser's
   way: SIGINT into the interrupt buffer, then, after a grace period, terminating the worker.
 
-Both load ``boot.js`` from the path the job names (:func:`boot_module`): the copy the wheel
-carries here, or ``static/js/boot.js`` in a checkout. Packages (numpy) come only from the package
+Both load the browser worker's ``boot.js`` from the path the job names (:func:`boot_module`), as
+the front-end build bundles it for Node. Packages (numpy) come only from the package
 cache folder; one that is not there is reported as *not run*, never as passed.
 """
 
@@ -22,22 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptdojo.pyodide.bundle import build_bundle
-from promptdojo.pyodide.dist import PyodideUnavailableError, core_dir
+from promptdojo.pyodide.dist import PyodideUnavailableError, build_dir, core_dir
 
 #: Exit status when a package the code needs is not in the package cache.
 NOT_RUN = 3
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "run.mjs"
 CHECKER = HERE / "check.mjs"
-_CHECKOUT_BOOT = HERE.parent.parent.parent / "static" / "js" / "boot.js"
 
 
 def boot_module() -> Path:
-    """``boot.js``: the wheel's copy next to the Node scripts, else the checkout's."""
-    installed = HERE / "boot.js"
-    boot = installed if installed.is_file() else _CHECKOUT_BOOT
+    """``boot.js`` bundled for Node by the front-end build (``node/boot.mjs``)."""
+    boot = build_dir() / "node" / "boot.mjs"
     if not boot.is_file():
-        raise PyodideUnavailableError(f"{boot} is missing: reinstall promptdojo")
+        raise PyodideUnavailableError(f"{boot} is missing: build the front end (`make build`)")
     return boot
 
 

@@ -1,7 +1,8 @@
 // Boot Pyodide under Node with the browser worker's own boot.js: shared by run.mjs and check.mjs.
 //
 // The job names every path: "boot" (boot.js), "pyodide" (the core folder), "packageDir" (cached
-// package wheels), "packages" (to load), "bundle" (the learner bundle zip) and, optionally,
+// package wheels), "packages" (to load), "packageWheels" (their wheels in install order:
+// {name, file_name, sha256, install_dir, path}), "bundle" (the learner bundle zip) and, optionally,
 // "snapshot" {path, sha256}: a memory snapshot to restore (promptdojo.pyodide.snapshot).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -24,6 +25,12 @@ export async function bootInNode(job, onStream = () => {}, onPhase = () => {}) {
     // Packages come from the cache folder only: as base URL it also replaces the CDN fallback.
     packageBaseUrl: cache,
     packages: job.packages ?? [],
+    // The lesson's wheels from the cache folder, unpacked while the interpreter starts.
+    wheels: (job.packageWheels ?? []).map(({ path: file, ...wheel }) => {
+      const bytes = readFile(file);
+      bytes.catch(() => {}); // reported by the boot, which installs through Pyodide instead
+      return { ...wheel, bytes };
+    }),
     bundle: new Uint8Array(await readFile(job.bundle)),
     snapshot,
     onStream,
