@@ -113,9 +113,9 @@ def test_cited_facts_in_the_prose() -> None:
     assert (MODELS["Llama-2-7B"].heads, MODELS["Llama-2-7B"].kv_heads) == (32, 32)
     assert "shares 8 key-value heads" in five
     assert (llama.heads, llama.kv_heads) == (32, 8)
-    assert "token for token" in five
-    assert "byte-for-byte" not in five
     flat_five = " ".join(five.split())
+    assert "token for token" in flat_five
+    assert "byte-for-byte" not in flat_five
     assert "is exactly 125 blocks of 16" in flat_five
     assert paged_blocks(2_000).blocks == 125
     assert paged_blocks(2_010).wasted_slots == 6
