@@ -9,8 +9,9 @@
 * :func:`kv_cache_budget`, :func:`kv_blocks_that_fit` and :func:`sessions_that_fit` do vLLM's
   start-up arithmetic: memory left for the cache, blocks of 16 tokens, and whole sessions.
 
-Bytes are counted exactly; :func:`format_bytes` prints binary units (GiB = 1024³ bytes), and a
-GPU's or a file's size "in GB" means 10⁹ bytes. The two differ by 7%.
+Bytes are counted exactly; :func:`format_bytes` prints binary units (GiB = 1024³ bytes), as
+nvidia-smi (MiB) and vLLM's logs (GiB) do. A file's size "in GB" usually means 10⁹ bytes, 7% less;
+GPU memory is the exception: an "80GB" A100 has 80 GiB (nvidia-smi shows 81,920 MiB).
 
 Example:
     >>> kv_bytes_per_token(MODELS["Llama-3.1-8B"]) // 1024
@@ -26,6 +27,7 @@ __all__ = [
     "GB",
     "GIB",
     "MODELS",
+    "VLLM_GPU_MEMORY_UTILIZATION",
     "CapacityError",
     "ModelConfig",
     "PagedLayout",
@@ -38,9 +40,14 @@ __all__ = [
     "sessions_that_fit",
 ]
 
-#: A gigabyte (10⁹ bytes), as GPU and file sizes are sold; a gibibyte (2³⁰ bytes), as memory is
-#: counted by nvidia-smi, vLLM's logs and :func:`format_bytes`.
+#: A gigabyte (10⁹ bytes), as file sizes are usually given; a gibibyte (2³⁰ bytes), as memory is
+#: counted by nvidia-smi, vLLM's logs (``GiB_bytes`` in ``vllm/utils/mem_constants.py``) and
+#: :func:`format_bytes`.
 GB, GIB = 10**9, 1024**3
+
+#: vLLM's default ``gpu_memory_utilization`` (``CacheConfig`` in ``vllm/config/cache.py``): 0.92 in
+#: current releases, 0.9 before vLLM PR #38284 (early 2026).
+VLLM_GPU_MEMORY_UTILIZATION = 0.92
 
 
 def _field(config: Mapping[str, object], *keys: str) -> int | None:
@@ -203,16 +210,21 @@ def format_bytes(n: float) -> str:
 
 
 def kv_cache_budget(
-    gpu_memory: int, weights: int, utilization: float = 0.9, overhead: int = 0
+    gpu_memory: int,
+    weights: int,
+    utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    overhead: int = 0,
 ) -> int:
     """Bytes vLLM can give the KV cache: ``gpu_memory · utilization − weights − overhead``.
 
-    ``utilization`` is vLLM's ``gpu_memory_utilization`` (default 0.9); ``overhead`` stands for
-    what its profiling run measures at start-up (peak activations, CUDA graphs, other buffers).
+    ``utilization`` is vLLM's ``gpu_memory_utilization`` (default
+    :data:`VLLM_GPU_MEMORY_UTILIZATION`); vLLM applies it to the total memory CUDA reports, a
+    little less than nvidia-smi shows. ``overhead`` stands for what its profiling run measures at
+    start-up (peak activations, CUDA graphs, other buffers).
 
     Example:
         >>> format_bytes(kv_cache_budget(80 * GIB, weights=16 * GB, overhead=2 * GIB))
-        '55.10 GiB'
+        '56.70 GiB'
     """
     if not 0 < utilization <= 1:
         raise ValueError(f"utilization must be within (0, 1], got {utilization!r}")
@@ -269,7 +281,9 @@ def kv_blocks_that_fit(
 
     vLLM's V1 engine (``check_enough_kv_cache_memory`` in ``vllm/v1/core/kv_cache_utils.py``)
     refuses to start when one request of ``max_model_len`` tokens needs more KV cache than it
-    has. This does the same arithmetic and raises :class:`CapacityError` with V1's wording.
+    has. This does the same arithmetic and raises :class:`CapacityError` in the wording of
+    current releases (since vLLM PR #42479, May 2026, which fixed "models's" and added the CPU
+    backend note); older releases worded it differently.
 
     Example:
         >>> kv_blocks_that_fit(MODELS["Llama-3-8B"], 2 * GIB, max_seq_len=8192)
@@ -282,12 +296,13 @@ def kv_blocks_that_fit(
         fits = min(num_blocks * block_size, max_seq_len)
         estimate = f"the estimated maximum model length is {fits}. " if fits > 0 else ""
         raise CapacityError(
-            f"To serve at least one request with the models's max seq len ({max_seq_len}), "
+            f"To serve at least one request with the model's max seq len ({max_seq_len}), "
             f"({needed * per_block / GIB:.2f} GiB KV cache is needed, which is larger than the "
             f"available KV cache memory ({kv_cache_memory / GIB:.2f} GiB). "
             + (f"Based on the available memory, {estimate}" if estimate else "")
-            + "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-            "initializing the engine."
+            + "Try increasing `gpu_memory_utilization` (which also controls CPU memory on the "
+            "CPU backend) or decreasing `max_model_len` when initializing the engine. "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
         )
     return num_blocks
 

@@ -9,7 +9,16 @@ import pytest
 
 from promptdojo.checking.record import load_records
 from promptdojo.course import load_lesson
-from promptdojo.kvcache import MODELS, CostCounter, kv_bytes_per_token, kv_cache_bytes, paged_blocks
+from promptdojo.kvcache import (
+    GIB,
+    MODELS,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    CostCounter,
+    kv_bytes_per_token,
+    kv_cache_budget,
+    kv_cache_bytes,
+    paged_blocks,
+)
 from promptdojo.quantization import model_size, quantize_q4_0, quantize_q8_0
 from promptdojo.tinylm import CharTokenizer, TinyLM
 from promptdojo.tinylm.model import HELDOUT
@@ -104,13 +113,18 @@ def test_cited_facts_in_the_prose() -> None:
     assert (MODELS["Llama-2-7B"].heads, MODELS["Llama-2-7B"].kv_heads) == (32, 32)
     assert "shares 8 key-value heads" in five
     assert (llama.heads, llama.kv_heads) == (32, 8)
-    assert "token for token" in five
-    assert "byte-for-byte" not in five
-    assert "is exactly\n125 blocks of 16" in five
+    flat_five = " ".join(five.split())
+    assert "token for token" in flat_five
+    assert "byte-for-byte" not in flat_five
+    assert "is exactly 125 blocks of 16" in flat_five
     assert paged_blocks(2_000).blocks == 125
     assert paged_blocks(2_010).wasted_slots == 6
-    assert "(16 tokens by default)" in five
+    assert "(16 tokens by default on NVIDIA GPUs" in flat_five
     assert paged_blocks(16).block_size == 16
+    assert "(0.92 by default in current releases" in flat_five
+    assert "under vLLM's default utilization of 0.92" in flat_five
+    assert VLLM_GPU_MEMORY_UTILIZATION == 0.92
+    assert kv_cache_budget(GIB, 0) == int(GIB * 0.92)
     flat_six = " ".join(six.split())
     assert "34 bytes, 8.5 bits per weight" in flat_six
     assert "18 bytes, 4.5 bits per weight" in flat_six

@@ -174,12 +174,15 @@ def test_paged_blocks_and_capacity_check() -> None:
     model = kv.MODELS["Llama-3-8B"]
     # 2 MiB per 16-token block; 1 GiB holds 512 blocks = 8192 tokens.
     assert kv.kv_blocks_that_fit(model, 1024**3, max_seq_len=8192) == 512
-    # vLLM V1's wording (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory).
+    # vLLM V1's wording (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory), as
+    # current releases word it (since vLLM PR #42479).
     expected = (
-        "To serve at least one request with the models's max seq len (8193), (1.00 GiB KV cache "
+        "To serve at least one request with the model's max seq len (8193), (1.00 GiB KV cache "
         "is needed, which is larger than the available KV cache memory (1.00 GiB). Based on the "
         "available memory, the estimated maximum model length is 8192. Try increasing "
-        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+        "decreasing `max_model_len` when initializing the engine. See "
+        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     )
     with pytest.raises(kv.CapacityError) as error:
         kv.kv_blocks_that_fit(model, 1024**3, max_seq_len=8193)

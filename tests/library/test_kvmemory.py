@@ -8,6 +8,7 @@ from promptdojo.kvmemory import (
     GB,
     GIB,
     MODELS,
+    VLLM_GPU_MEMORY_UTILIZATION,
     CapacityError,
     ModelConfig,
     kv_blocks_that_fit,
@@ -114,6 +115,10 @@ def test_from_hf_config_says_what_is_missing() -> None:
 def test_budget_blocks_and_sessions_agree_with_the_arithmetic() -> None:
     budget = kv_cache_budget(80 * GIB, weights=16 * GB, utilization=0.9, overhead=2 * GIB)
     assert budget == int(80 * GIB * 0.9) - 16 * GB - 2 * GIB
+    # Left out, utilization is vLLM's current default (CacheConfig in vllm/config/cache.py).
+    assert VLLM_GPU_MEMORY_UTILIZATION == 0.92
+    default = kv_cache_budget(80 * GIB, weights=16 * GB, overhead=2 * GIB)
+    assert default == int(80 * GIB * 0.92) - 16 * GB - 2 * GIB
     llama = MODELS["Llama-3.1-8B"]
     per_session = 32_768 * 128 * 1024
     assert sessions_that_fit(llama, budget, 32_768) == budget // per_session
