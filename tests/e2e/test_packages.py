@@ -101,6 +101,12 @@ def test_the_first_page_fetches_a_package_once_and_later_pages_use_the_cache(
         run(page, "use")
         expect(page.locator("#cell-use .cell-output")).to_have_text("('tinypkg', 'tinydep')")
         assert len(upstream.requests) == 2, "the second page came from the server's cache"
+        # Now on hand, the wheels (tinydep first: tinypkg depends on it) were unpacked while
+        # Python started and installed without Pyodide's loader (wheels.js).
+        phases = page.evaluate("window.promptdojoKernel.phases")
+        ready = next(detail for name, detail in phases if name == "ready")
+        assert ready["fromWheels"] is True, ready
+        assert ready["loaded"] == ["tinypkg"]
     finally:
         stop_server(server)
 
