@@ -149,6 +149,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
         )
     state = request.app.state
     url = state.urls.of  # every URL below the site's base path
+    # The wheels the server has on hand change as it fetches them: they are part of the page.
+    wheels = state.packages.on_hand(lesson.packages)
 
     def render() -> str:
         kernel = {
@@ -167,12 +169,12 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
-            # Wheels on hand for the lesson's packages, in install order: the page preloads them
-            # and the worker unpacks them while Python starts (wheels.js).
+            # Wheels on hand for the lesson's packages, in install order: the worker unpacks
+            # them while Python starts (wheels.js).
             "wheels": [
                 {key: entry.get(key) for key in WHEEL_KEYS}
                 | {"url": url(f"{PACKAGES_URL}/{entry['file_name']}")}
-                for entry in state.packages.on_hand(lesson.packages)
+                for entry in wheels
             ],
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
@@ -207,4 +209,5 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
         }
         return _render(request, "step.html", context)
 
-    return _cached_page(request, ("step", lesson.id, step.number), render)
+    on_hand = tuple(entry["file_name"] for entry in wheels)
+    return _cached_page(request, ("step", lesson.id, step.number, on_hand), render)
