@@ -4,6 +4,7 @@
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
 import { checkedBytes } from "./digest.js";
+import { unpackSnapshot } from "./snapshot-file.js";
 import { installWheels, prepareWheels, unzipArchive, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */
@@ -46,12 +47,15 @@ if "random" in sys.modules:
 import promptdojo.kernel
 `;
 
+export { packSnapshot } from "./snapshot-file.js";
+
 /**
- * The snapshot's bytes, if their SHA-256 is `sha256` (hex). Where the Web Crypto digest is
- * missing (a page served over plain HTTP from another host), the restore itself is the check.
+ * The snapshot in the file `bytes` (snapshot-file.js), if the file's SHA-256 is `sha256` (hex).
+ * Where the Web Crypto digest is missing (a page served over plain HTTP from another host), the
+ * restore itself is the check.
  */
-export function checkedSnapshot(bytes, sha256) {
-  return checkedBytes(bytes, sha256, "the snapshot");
+export async function checkedSnapshot(bytes, sha256) {
+  return unpackSnapshot(await checkedBytes(bytes, sha256, "the snapshot"));
 }
 
 /**
@@ -70,7 +74,7 @@ gc.collect()
  * Make a memory snapshot (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot`): the
  * interpreter with the learner bundle installed and `promptdojo.kernel` imported. No package is
  * loaded (Pyodide cannot snapshot after loading one with native code), and no JavaScript object
- * is held by Python. Returns the bytes.
+ * is held by Python. Returns Pyodide's bytes (`packSnapshot` makes them the file pages fetch).
  */
 export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });

@@ -1,7 +1,8 @@
 // Make a memory snapshot of a booted Pyodide: `node snapshot.mjs JOB`.
 //
 // JOB: {boot, pyodide, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`,
-// installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`,
+// installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`
+// without its all-zero pages (static/js/snapshot-file.js),
 // with `out.br` and `out.gz` beside it (the server never compresses per request).
 //
 // The same inputs give the same bytes: while the snapshot is made, the clocks and the entropy
@@ -39,9 +40,10 @@ async function main() {
   const core = path.resolve(job.pyodide) + path.sep;
   const bundle = new Uint8Array(await readFile(job.bundle));
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-  const { makeSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
+  const { makeSnapshot, packSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
   fixStartupInputs();
-  const data = await makeSnapshot({ loadPyodide, indexURL: core }, bundle);
+  // The file pages fetch: the snapshot without its all-zero pages (static/js/snapshot-file.js).
+  const data = packSnapshot(await makeSnapshot({ loadPyodide, indexURL: core }, bundle));
   const br = brotliCompressSync(data, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 9,
