@@ -43,9 +43,10 @@ def test_two_builds_give_the_same_bytes(tmp_path: Path) -> None:
     assert fresh.sha256 == shared.sha256
     assert fresh.path.read_bytes() == shared.path.read_bytes()
     assert fresh.filename == f"snapshot-{fresh.sha256[:16]}.bin"
-    # Served precompressed: both copies are there, and smaller.
-    assert fresh.encoded("br").stat().st_size < fresh.size / 3
-    assert fresh.encoded("gz").stat().st_size < fresh.size / 3
+    # Served precompressed: both copies are there, and much smaller (its zero pages are already
+    # left out of the file, so what compresses is the interpreter's own memory).
+    assert fresh.encoded("br").stat().st_size < fresh.size / 2
+    assert fresh.encoded("gz").stat().st_size < fresh.size / 2
 
 
 def test_the_key_follows_the_bundle_and_the_pyodide_build(tmp_path: Path) -> None:
