@@ -1,5 +1,7 @@
 // Starts the kernel worker as early as the page allows, before the editor bundle has loaded:
-// Pyodide's download and start-up are the long pole of a learner's first visit.
+// Pyodide's download and start-up are the long pole of a learner's first visit. The page's
+// preloads of the big files (an inert <template>) go into the head only here, once the page
+// is known to boot: a page that reloads under the service worker fetches none of them.
 import { KernelClient } from "./kernel.js";
 import { isolate, keepOffline } from "./offline.js";
 
@@ -10,6 +12,9 @@ if (config) {
   const isolation = await isolate();
   if (!isolation.reloading) {
     const kernel = new KernelClient(JSON.parse(config));
+    // The worker's script is asked for first, then the big files it will need.
+    const preloads = document.getElementById("kernel-preloads");
+    if (preloads) document.head.append(document.importNode(preloads.content, true));
     /** Why Stop must restart Python here (no SharedArrayBuffer), or null. */
     kernel.isolationNote = isolation.why ?? null;
     kernel.addPhaseListener((phase, detail) => {

@@ -123,6 +123,38 @@ def test_a_numpy_lesson_runs_isolated_from_the_snapshot(context: BrowserContext,
     assert page.failed == []
 
 
+def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
+    browser: Browser, site: Path
+) -> None:
+    """The page that reloads under the service worker asks for none of Pyodide, the snapshot,
+    the bundle or the wheels: only the reloaded, isolated page does."""
+    context = browser.new_context()
+    try:
+        with plain_server(site) as url:
+            page = context.new_page()
+            events: list[tuple[str, str]] = []
+            page.on("request", lambda r: events.append(("request", r.url)))
+            page.on(
+                "framenavigated",
+                lambda f: f == page.main_frame and events.append(("document", f.url)),
+            )
+            page.goto(url + "/course/lessons/needs-numpy/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is True
+            big = ("/pyodide/", "/snapshot/", "/bundle/", "/packages/")
+            # The first "document" is the first visit; the second, the reload under the worker.
+            documents = [i for i, (kind, _) in enumerate(events) if kind == "document"]
+            assert len(documents) >= 2, events
+            before = [u for kind, u in events[: documents[1]] if kind == "request"]
+            after = [u for kind, u in events[documents[1] :] if kind == "request"]
+            assert [u for u in before if any(part in u for part in big)] == []
+            for wanted in ("/pyodide.asm.wasm", "/snapshot/snapshot-", "/packages/numpy-"):
+                assert any(wanted in u for u in after), (wanted, after)
+            assert page.evaluate(READY)["restored"] is True
+    finally:
+        context.close()
+
+
 def test_stop_ends_an_endless_loop_and_steps_swap_in_place(
     context: BrowserContext, host: str
 ) -> None:

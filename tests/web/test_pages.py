@@ -113,14 +113,21 @@ def test_recorded_outputs_are_in_the_page(client: TestClient) -> None:
     assert "platform: linux" in text
 
 
-def test_step_page_preloads_the_kernel_downloads(client: TestClient) -> None:
+def test_step_page_preloads_the_kernel_downloads_only_once_it_boots(client: TestClient) -> None:
+    """The big downloads wait, inert in a template, for start.js: a first visit to a host
+    without isolation headers reloads under the service worker and must not fetch them twice."""
     text = client.get("/lessons/hello/1", headers=HTML).text
+    before, rest = text.split('<template id="kernel-preloads">', 1)
+    inert, after = rest.split("</template>", 1)
     for name in ("pyodide.asm.wasm", "python_stdlib.zip"):
-        assert f'rel="preload" as="fetch" crossorigin href="/assets/pyodide/314.0.7/{name}"' in text
+        href = f"/assets/pyodide/314.0.7/{name}"
+        assert f'rel="preload" as="fetch" crossorigin href="{href}"' in inert
     assert re.search(
-        r'rel="preload" as="fetch" crossorigin href="/bundle/promptdojo-\w+\.zip"', text
+        r'rel="preload" as="fetch" crossorigin href="/bundle/promptdojo-\w+\.zip"', inert
     )
-    assert text.index('rel="preload"') < text.index("start-")
+    assert "preload" not in before + after
+    # start.js, which moves them into the head, is asked for before anything else of the page.
+    assert re.search(r'<script type="module" async fetchpriority="high" src="/assets/start-', after)
 
 
 def test_step_page_lists_every_step_with_its_exercises(client: TestClient) -> None:
