@@ -3,13 +3,14 @@
 // preloads of the big files (an inert <template>) go into the head only here, once the page
 // is known to boot: a page that reloads under the service worker fetches none of them.
 import { KernelClient } from "./kernel.js";
-import { isolate, keepOffline } from "./offline.js";
+import { keepOffline, pageIsolation } from "./offline.js";
 
 const config = document.querySelector('meta[name="promptdojo-kernel"]')?.content;
 if (config) {
   performance.mark("pd:boot-start");
-  // On a host that sends no isolation headers, the service worker supplies them: one reload.
-  const isolation = await isolate();
+  // On a host that sends no isolation headers, the service worker supplies them: the page's
+  // inline script has registered it and reloads the page once it is in control.
+  const isolation = await pageIsolation();
   if (!isolation.reloading) {
     const kernel = new KernelClient(JSON.parse(config));
     // The worker's script is asked for first, then the big files it will need.

@@ -90,10 +90,15 @@ def open_page(context: BrowserContext, url: str) -> Page:
     page = context.new_page()
     page.failed = []
     page.on("response", lambda r: r.status >= 400 and page.failed.append(f"{r.status} {r.url}"))
-    # A reload under the service worker aborts the first load's preloads: not a failure.
+    # A reload under the service worker aborts what the first load was fetching: not a failure.
     page.on(
         "requestfailed",
         lambda r: "ERR_ABORTED" not in (r.failure or "") and page.failed.append(f"failed {r.url}"),
+    )
+    # The inline isolation script must run under the page's CSP (allowed by its hash).
+    page.on(
+        "console",
+        lambda m: "Content Security Policy" in m.text and page.failed.append(f"CSP: {m.text}"),
     )
     page.goto(url)
     wait_ready(page)
@@ -127,7 +132,8 @@ def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
     browser: Browser, site: Path
 ) -> None:
     """The page that reloads under the service worker asks for none of Pyodide, the snapshot,
-    the bundle or the wheels: only the reloaded, isolated page does."""
+    the bundle or the wheels: only the reloaded, isolated page does. The inline script that
+    registers the worker and offline.js, which asks it to keep the course, name one worker."""
     context = browser.new_context()
     try:
         with plain_server(site) as url:
@@ -138,6 +144,8 @@ def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
                 "framenavigated",
                 lambda f: f == page.main_frame and events.append(("document", f.url)),
             )
+            csp = []
+            page.on("console", lambda m: "Content Security Policy" in m.text and csp.append(m.text))
             page.goto(url + "/course/lessons/needs-numpy/1/")
             wait_ready(page)
             assert page.evaluate("crossOriginIsolated") is True
@@ -151,6 +159,13 @@ def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
             for wanted in ("/pyodide.asm.wasm", "/snapshot/snapshot-", "/packages/numpy-"):
                 assert any(wanted in u for u in after), (wanted, after)
             assert page.evaluate(READY)["restored"] is True
+            wait_offline_ready(page)
+            workers = page.evaluate(
+                """async () => (await navigator.serviceWorker.getRegistrations())
+                  .map((r) => [r.scope, r.active.scriptURL])"""
+            )
+            assert workers == [[url + "/course/", url + "/course/sw.js"]]
+            assert csp == []
     finally:
         context.close()
 
