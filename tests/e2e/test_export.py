@@ -170,6 +170,25 @@ def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
         context.close()
 
 
+def test_a_visit_that_starts_on_the_index_needs_no_reload(browser: Browser, site: Path) -> None:
+    """The index registers the service worker too: once it is active, a step opened from the
+    index is isolated by it on its first load."""
+    context = browser.new_context()
+    try:
+        with plain_server(site) as url:
+            page = context.new_page()
+            page.goto(url + "/course/")
+            assert page.evaluate("navigator.serviceWorker.ready.then((r) => Boolean(r.active))")
+            page.get_by_role("link", name="Cells that do not stop by themselves").click()
+            expect(page).to_have_url(url + "/course/lessons/runaway/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is True
+            navigation = "performance.getEntriesByType('navigation')[0].type"
+            assert page.evaluate(navigation) == "navigate"  # not "reload"
+    finally:
+        context.close()
+
+
 def test_stop_ends_an_endless_loop_and_steps_swap_in_place(
     context: BrowserContext, host: str
 ) -> None:
