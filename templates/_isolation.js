@@ -1,7 +1,8 @@
-// Cross-origin isolation where the host sent no headers for it (promptdojo.web.isolation): inline at
-// the top of a step page, before anything else loads, it registers the service worker (sw.js adds
-// the headers) and reloads the page as soon as that worker controls it. start.js awaits the answer:
-// {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop restarts Python).
+// Cross-origin isolation where the host sent no headers for it (promptdojo.web.isolation): inline
+// at the top of a step page, before anything else loads, it registers the service worker (sw.js
+// adds the headers) and reloads the page as soon as that worker controls it. start.js awaits the
+// answer: {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop then
+// restarts Python).
 self.promptdojoIsolation = (async (script) => {
   const RELOADED = "promptdojo-isolation-reload";
   const CONTROL_TIMEOUT_MS = 10000;
@@ -29,7 +30,8 @@ self.promptdojoIsolation = (async (script) => {
     try {
       await workers.register(worker, { scope, updateViaCache: "none" });
     } catch (error) {
-      return { isolated: false, why: `the service worker did not install (${error?.message ?? error})` };
+      const why = `the service worker did not install (${error?.message ?? error})`;
+      return { isolated: false, why };
     }
     if (!(await controlled)) {
       return { isolated: false, why: "the service worker did not take control of this page" };
