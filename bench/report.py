@@ -137,6 +137,12 @@ ROWS = [
         "export_boot",
         "http_server_ratio",
         "cold kernel-ready: export behind python -m http.server (one reload) / promptdojo serve",
+        ("<=", 1.05),
+    ),
+    (
+        "export_boot",
+        "page_start_ms.export_http_server",
+        "behind python -m http.server: the reloaded page starts, ms after the request (median)",
         None,
     ),
     ("export_boot", "serve_ms", "cold kernel-ready from promptdojo serve (ms, median)", None),

@@ -31,6 +31,7 @@ from promptdojo.web import offline, pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import SecurityHeadersMiddleware
+from promptdojo.web.isolation import ISOLATION_SCRIPT
 from promptdojo.web.live import LiveReload
 from promptdojo.web.package_store import PackageStore
 from promptdojo.web.resources import templates_dir
@@ -75,6 +76,8 @@ def create_app(settings: Settings) -> FastAPI:
         # The one output rule (promptdojo.kernel), for recorded outputs.
         shown_as=shown_as,
         html_frame_head=HTML_FRAME_HEAD,
+        isolation_script=ISOLATION_SCRIPT,
+        service_worker_url=urls.of(offline.SERVICE_WORKER_URL),
     )
     lessons_dir = Path(settings.lessons_dir)
     live = None

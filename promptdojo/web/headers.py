@@ -1,18 +1,20 @@
 """Security and isolation headers on every response.
 
 Cross-origin isolation (COOP + COEP) gives the page ``SharedArrayBuffer``, which the kernel's
-interrupt buffer needs. The CSP allows no inline script; ``wasm-unsafe-eval`` lets Pyodide compile
-WebAssembly.
+interrupt buffer needs. The CSP allows one inline script, by its hash (the isolation script,
+``promptdojo.web.isolation``); ``wasm-unsafe-eval`` lets Pyodide compile WebAssembly.
 """
 
 from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from promptdojo.web.isolation import ISOLATION_SCRIPT_SOURCE
+
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
-        "script-src 'self' 'wasm-unsafe-eval'",
+        f"script-src 'self' 'wasm-unsafe-eval' {ISOLATION_SCRIPT_SOURCE}",
         "worker-src 'self'",
         "connect-src 'self'",
         # CodeMirror injects its theme as <style> elements.

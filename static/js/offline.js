@@ -1,15 +1,13 @@
-// The page's side of the service worker (sw.js): cross-origin isolation on hosts that cannot
-// send its headers (register, then reload once under the worker's control), and the course kept
-// offline, with its progress and an "available offline" mark in the header.
+// The page's side of the service worker (sw.js): the course kept offline, with its progress and an
+// "available offline" mark in the header, and what the step page's inline isolation script found
+// (on hosts that cannot send the isolation headers, it registers the worker and reloads once).
 //
 // The worker lives at the site's base path, beside the assets folder this module is built into.
 import { offlineText } from "./offline-rules.js";
 
 const WORKER_URL = new URL("../sw.js", import.meta.url);
 const SCOPE = new URL("../", import.meta.url).pathname;
-/** Set in this tab's session before the one reload that should bring isolation. */
-const RELOADED = "promptdojo-isolation-reload";
-/** How long a new worker may take to control the page before the page boots without it. */
+/** How long a new worker may take to control the page before the offline mark gives up. */
 const CONTROL_TIMEOUT_MS = 10_000;
 
 let registration = null;
@@ -38,32 +36,17 @@ function controlled() {
 }
 
 /**
- * Make the page cross-origin isolated (SharedArrayBuffer, so Stop interrupts Python) if the host
- * did not: `{isolated: true}`, `{reloading: true}` (the page reloads under the service worker),
+ * Whether the page is cross-origin isolated (SharedArrayBuffer, so Stop interrupts Python), as
+ * the page's inline isolation script (templates/_isolation.js) answers: `{isolated: true}`,
+ * `{reloading: true}` (the page reloads under the service worker, which supplies the headers),
  * or `{isolated: false, why}` (cells still run; Stop then restarts Python).
  */
-export async function isolate() {
-  if (globalThis.crossOriginIsolated) {
-    sessionStorage.removeItem(RELOADED);
-    return { isolated: true };
-  }
-  if (!serviceWorkers()) {
-    return { isolated: false, why: "this page is not cross-origin isolated" };
-  }
-  if (sessionStorage.getItem(RELOADED)) {
-    return { isolated: false, why: "the service worker could not make this page cross-origin isolated" };
-  }
-  try {
-    await register();
-  } catch (error) {
-    return { isolated: false, why: `the service worker did not install (${error?.message ?? error})` };
-  }
-  if (!(await controlled())) {
-    return { isolated: false, why: "the service worker did not take control of this page" };
-  }
-  sessionStorage.setItem(RELOADED, "1");
-  location.reload();
-  return { reloading: true };
+export function pageIsolation() {
+  if (globalThis.promptdojoIsolation) return globalThis.promptdojoIsolation;
+  const isolated = Boolean(globalThis.crossOriginIsolated);
+  return Promise.resolve(
+    isolated ? { isolated } : { isolated, why: "this page is not cross-origin isolated" },
+  );
 }
 
 /** The header's "available offline" mark, made on first use. */

@@ -1,13 +1,16 @@
 // Starts the kernel worker as early as the page allows, before the editor bundle has loaded:
-// Pyodide's download and start-up are the long pole of a learner's first visit.
+// Pyodide's download and start-up are the long pole of a learner's first visit. The worker asks
+// for the big files itself as it starts; a page that reloads under the service worker (the
+// step page's inline isolation script) fetches none of them.
 import { KernelClient } from "./kernel.js";
-import { isolate, keepOffline } from "./offline.js";
+import { keepOffline, pageIsolation } from "./offline.js";
 
 const config = document.querySelector('meta[name="promptdojo-kernel"]')?.content;
 if (config) {
   performance.mark("pd:boot-start");
-  // On a host that sends no isolation headers, the service worker supplies them: one reload.
-  const isolation = await isolate();
+  // On a host that sends no isolation headers, the service worker supplies them: the page's
+  // inline script has registered it and reloads the page once it is in control.
+  const isolation = await pageIsolation();
   if (!isolation.reloading) {
     const kernel = new KernelClient(JSON.parse(config));
     /** Why Stop must restart Python here (no SharedArrayBuffer), or null. */

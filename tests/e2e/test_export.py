@@ -90,10 +90,15 @@ def open_page(context: BrowserContext, url: str) -> Page:
     page = context.new_page()
     page.failed = []
     page.on("response", lambda r: r.status >= 400 and page.failed.append(f"{r.status} {r.url}"))
-    # A reload under the service worker aborts the first load's preloads: not a failure.
+    # A reload under the service worker aborts what the first load was fetching: not a failure.
     page.on(
         "requestfailed",
         lambda r: "ERR_ABORTED" not in (r.failure or "") and page.failed.append(f"failed {r.url}"),
+    )
+    # The inline isolation script must run under the page's CSP (allowed by its hash).
+    page.on(
+        "console",
+        lambda m: "Content Security Policy" in m.text and page.failed.append(f"CSP: {m.text}"),
     )
     page.goto(url)
     wait_ready(page)
@@ -121,6 +126,67 @@ def test_a_numpy_lesson_runs_isolated_from_the_snapshot(context: BrowserContext,
     expect(cell.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
     assert run_code(page, "import numpy as np\nprint(int(np.arange(10).sum()))") == "45\n"
     assert page.failed == []
+
+
+def test_a_first_visit_without_headers_fetches_the_big_files_only_once_isolated(
+    browser: Browser, site: Path
+) -> None:
+    """The page that reloads under the service worker asks for none of Pyodide, the snapshot,
+    the bundle or the wheels: only the reloaded, isolated page does. The inline script that
+    registers the worker and offline.js, which asks it to keep the course, name one worker."""
+    context = browser.new_context()
+    try:
+        with plain_server(site) as url:
+            page = context.new_page()
+            events: list[tuple[str, str]] = []
+            page.on("request", lambda r: events.append(("request", r.url)))
+            page.on(
+                "framenavigated",
+                lambda f: f == page.main_frame and events.append(("document", f.url)),
+            )
+            csp = []
+            page.on("console", lambda m: "Content Security Policy" in m.text and csp.append(m.text))
+            page.goto(url + "/course/lessons/needs-numpy/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is True
+            big = ("/pyodide/", "/snapshot/", "/bundle/", "/packages/")
+            # The first "document" is the first visit; the second, the reload under the worker.
+            documents = [i for i, (kind, _) in enumerate(events) if kind == "document"]
+            assert len(documents) >= 2, events
+            before = [u for kind, u in events[: documents[1]] if kind == "request"]
+            after = [u for kind, u in events[documents[1] :] if kind == "request"]
+            assert [u for u in before if any(part in u for part in big)] == []
+            for wanted in ("/pyodide.asm.wasm", "/snapshot/snapshot-", "/packages/numpy-"):
+                assert any(wanted in u for u in after), (wanted, after)
+            assert page.evaluate(READY)["restored"] is True
+            wait_offline_ready(page)
+            workers = page.evaluate(
+                """async () => (await navigator.serviceWorker.getRegistrations())
+                  .map((r) => [r.scope, r.active.scriptURL])"""
+            )
+            assert workers == [[url + "/course/", url + "/course/sw.js"]]
+            assert csp == []
+    finally:
+        context.close()
+
+
+def test_a_visit_that_starts_on_the_index_needs_no_reload(browser: Browser, site: Path) -> None:
+    """The index registers the service worker too: once it is active, a step opened from the
+    index is isolated by it on its first load."""
+    context = browser.new_context()
+    try:
+        with plain_server(site) as url:
+            page = context.new_page()
+            page.goto(url + "/course/")
+            assert page.evaluate("navigator.serviceWorker.ready.then((r) => Boolean(r.active))")
+            page.get_by_role("link", name="Cells that do not stop by themselves").click()
+            expect(page).to_have_url(url + "/course/lessons/runaway/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is True
+            navigation = "performance.getEntriesByType('navigation')[0].type"
+            assert page.evaluate(navigation) == "navigate"  # not "reload"
+    finally:
+        context.close()
 
 
 def test_stop_ends_an_endless_loop_and_steps_swap_in_place(

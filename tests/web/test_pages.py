@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 
@@ -116,13 +118,15 @@ def test_recorded_outputs_are_in_the_page(client: TestClient) -> None:
 def test_step_page_asks_for_start_js_first_and_leaves_the_downloads_to_the_worker(
     client: TestClient,
 ) -> None:
-    """start.js (which starts the worker) is the page's first request. The page preloads none of
-    the big files: the worker asks for them as it starts, and a page preload of the same file
-    would hold one of the browser's six connections and be decoded twice."""
+    """start.js (which starts the worker) is the page's first request, at high priority. The
+    page preloads none of the big files: the worker asks for them as it starts, and a page
+    preload of the same file would hold one of the browser's six connections and be decoded
+    twice (and a first visit to a host without isolation headers, which reloads, would fetch
+    them for nothing)."""
     text = client.get("/lessons/hello/1", headers=HTML).text
+    assert re.search(r'<script type="module" async fetchpriority="high" src="/assets/start-', text)
     assert text.index("start-") < text.index('rel="stylesheet"')
-    assert 'rel="preload"' not in text
-    assert "modulepreload" not in text
+    assert "preload" not in text
 
 
 def test_step_page_lists_every_step_with_its_exercises(client: TestClient) -> None:
@@ -169,3 +173,25 @@ def test_pages_are_gzipped_once_for_clients_that_accept_it(client: TestClient) -
             },
         )
         assert again.status_code == 304
+
+
+def test_the_one_inline_script_comes_first_and_the_csp_allows_it_by_its_hash(
+    client: TestClient,
+) -> None:
+    """Isolation on a header-less host starts before anything else of the page loads."""
+    response = client.get("/lessons/hello/1", headers=HTML)
+    text = response.text
+    inline = re.findall(r"<script(?![^>]*\bsrc=)([^>]*)>(.*?)</script>", text, re.S)
+    code = [body for attrs, body in inline if "application/json" not in attrs]
+    assert len(code) == 1
+    digest = base64.b64encode(hashlib.sha256(code[0].encode()).digest()).decode()
+    csp = response.headers["content-security-policy"]
+    script_src = next(d for d in csp.split("; ") if d.startswith("script-src"))
+    assert f"'sha256-{digest}'" in script_src.split()
+    assert "'unsafe-inline'" not in script_src
+    assert 'data-worker="/sw.js" data-scope="/"' in text
+    assert text.index("promptdojoIsolation") < text.index('rel="stylesheet"')
+    assert client.get("/sw.js").status_code == 200
+    # The index boots no Python: no inline script there.
+    index = client.get("/", headers=HTML).text
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", index)
