@@ -85,6 +85,12 @@ class Lock:
     def wheel_job(self, names: Iterable[str], folder: Path) -> list[dict]:
         """What the Node runner needs to install ``names`` from the wheels in ``folder``."""
         return [
-            {key: entry.get(key) for key in WHEEL_KEYS} | {"path": str(folder / entry["file_name"])}
+            wheel_entry(entry, path=str(folder / entry["file_name"]))
             for entry in self.install_order(names)
         ]
+
+
+def wheel_entry(entry: dict, **where: str) -> dict:
+    """The fields of the lock ``entry`` that wheels.js needs to install its wheel, and ``where``
+    it is (``url`` for the page, ``path`` for the Node runner)."""
+    return {key: entry.get(key) for key in WHEEL_KEYS} | where

@@ -77,7 +77,7 @@ class PackageStore:
         """Lock entries of ``names`` and their dependencies whose wheels are served without a
         fetch, each after what it depends on.
 
-        Step pages preload these, and unpack them while Python starts (wheels.js).
+        Step pages name these, and their worker unpacks them while Python starts (wheels.js).
         """
         try:
             wanted = self.lock.install_order(names)

@@ -19,7 +19,7 @@ from promptdojo.course.controls import declared_controls
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
-from promptdojo.pyodide.lock import WHEEL_KEYS
+from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
 router = APIRouter()
@@ -172,8 +172,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # Wheels on hand for the lesson's packages, in install order: the worker unpacks
             # them while Python starts (wheels.js).
             "wheels": [
-                {key: entry.get(key) for key in WHEEL_KEYS}
-                | {"url": url(f"{PACKAGES_URL}/{entry['file_name']}")}
+                wheel_entry(entry, url=url(f"{PACKAGES_URL}/{entry['file_name']}"))
                 for entry in wheels
             ],
             "outputOrder": list(SHOWN_FIRST),

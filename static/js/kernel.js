@@ -33,8 +33,7 @@ export class KernelClient {
   }
 
   /**
-   * Count the bytes the boot downloads, in the page (its preloads) and in the worker, once per
-   * URL (a preload and the worker's request for the same file share one download), and report
+   * Count the bytes the boot downloads, in the page and in the worker, once per URL, and report
    * them as "progress" phases until Python is ready.
    */
   watchDownloads() {

@@ -58,7 +58,7 @@ function postInterrupted(id) {
 
 /**
  * Report this worker's downloads (Pyodide's wasm and stdlib, the learner bundle, packages) as each
- * completes; the page adds its own preloads and shows the total next to the boot phase.
+ * completes; the page adds its own and shows the total next to the boot phase.
  */
 function watchDownloads() {
   if (typeof PerformanceObserver === "undefined") return () => {};
@@ -113,7 +113,7 @@ async function init(config) {
   // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
   const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
   snapshot?.catch(() => {}); // reported by the boot, which falls back
-  // The lesson's wheels (the page preloads them too): unpacked while the interpreter starts.
+  // The lesson's wheels: unpacked while the interpreter starts.
   const wheels = (config.wheels ?? []).map(({ url, ...wheel }) => {
     const bytes = fetch(url).then((response) => {
       if (!response.ok) throw new Error(`${wheel.file_name}: HTTP ${response.status}`);
