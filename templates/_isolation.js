@@ -1,8 +1,31 @@
-// Cross-origin isolation where the host sent no headers for it (promptdojo.web.isolation): inline
-// at the top of a step page, before anything else loads, it registers the service worker (sw.js
-// adds the headers) and reloads the page as soon as that worker controls it. start.js awaits the
-// answer: {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop then
-// restarts Python).
+// The one inline script of a step page (promptdojo.web.isolation), at its top so that it runs
+// before anything else is fetched or parsed.
+//
+// On an isolated page it starts the kernel worker at once, while the rest of the page still
+// parses and loads: the worker's boot is the long pole of a visit, and start.js, which runs only
+// once its own file has arrived and the parser has let it, adopts the worker (kernel.js). Its
+// first message is the boot message of protocol.js, `{config, interrupt}`.
+//
+// On a host that sent no isolation headers, it registers the service worker (sw.js adds the
+// headers) and reloads the page as soon as that worker controls it. start.js awaits the answer:
+// {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop then restarts
+// Python).
+self.promptdojoEarlyKernel = (() => {
+  const meta = document.querySelector('meta[name="promptdojo-kernel"]');
+  if (!self.crossOriginIsolated || !meta) return null;
+  try {
+    const config = JSON.parse(meta.content);
+    const interrupt = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+    // What the worker says before start.js takes it over is kept, and replayed to the client.
+    const early = { config, worker, interrupt, events: [] };
+    worker.onmessage = worker.onerror = (event) => early.events.push(event);
+    worker.postMessage({ config, interrupt });
+    return early;
+  } catch {
+    return null; // start.js starts the worker itself, and reports what fails
+  }
+})();
 self.promptdojoIsolation = (async (script) => {
   const RELOADED = "promptdojo-isolation-reload";
   const CONTROL_TIMEOUT_MS = 10000;

@@ -1,4 +1,8 @@
-"""The one inline script of the site: cross-origin isolation on hosts that send no headers.
+"""The one inline script of the site: the kernel worker's early start, and cross-origin isolation
+on hosts that send no headers.
+
+On an isolated step page the script starts the kernel worker while the page still parses, from
+the kernel configuration just above it; ``start.js`` adopts the worker once it has loaded.
 
 A step page must be cross-origin isolated (``SharedArrayBuffer``, so Stop interrupts Python).
 Where the host cannot send COOP and COEP, the service worker adds them, which takes one reload on

@@ -3,7 +3,18 @@
 // then, if Python has not taken the interrupt `config.stopGraceMs` later (or took it but the cell
 // has not ended `config.stopWindDownMs` after that), by replacing the worker with a fresh one.
 // The rule is promptdojo.pyodide.limits'. The messages are defined in protocol.js.
-import { FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
+import { bootMessage, FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
+
+/**
+ * The worker the step page's inline script started for `config` (templates/_isolation.js), taken
+ * once: `{worker, interrupt, events}`, or null (none was started, or it was already taken).
+ */
+function adoptEarlyWorker(config) {
+  const early = globalThis.promptdojoEarlyKernel;
+  if (!early || early.config.workerUrl !== config.workerUrl) return null;
+  globalThis.promptdojoEarlyKernel = null;
+  return early;
+}
 
 export class KernelClient {
   /**
@@ -62,8 +73,19 @@ export class KernelClient {
     this.onPhase("progress", { bytes, files: this.downloads.size });
   }
 
+  /**
+   * Start a kernel worker, or adopt the one the page's inline script started for this config
+   * (templates/_isolation.js) and replay what it has said so far.
+   */
   start() {
-    this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+    const early = adoptEarlyWorker(this.config);
+    this.startedEarly = Boolean(early);
+    if (early) {
+      this.worker = early.worker;
+      this.interrupt = early.interrupt;
+    } else {
+      this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+    }
     this.worker.onmessage = (event) => this.receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault?.();
@@ -73,7 +95,14 @@ export class KernelClient {
         this.onPhase("error", { message: event.message || "the kernel worker failed to start" });
       }
     };
-    this.worker.postMessage({ type: TO_WORKER.INIT, config: this.config, interrupt: this.interrupt });
+    if (!early) {
+      this.worker.postMessage(bootMessage(this.config, this.interrupt));
+      return;
+    }
+    for (const event of early.events) {
+      if (event.type === "message") this.worker.onmessage(event);
+      else this.worker.onerror(event);
+    }
   }
 
   /** Call `listener(phase, detail)` for every boot phase, including those already past. */

@@ -1,8 +1,11 @@
 // The messages between the page's kernel client (kernel.js) and the kernel worker (worker.js).
 //
 // Page → worker:
-//   {type: "init", config, interrupt}   boot Pyodide; `config` is the server's kernel config,
-//                                       `interrupt` an Int32Array on a SharedArrayBuffer, or null
+//   {config, interrupt}                 the first message, and only the first: boot Pyodide.
+//                                       `config` is the server's kernel config, `interrupt` an
+//                                       Int32Array on a SharedArrayBuffer, or null. The step
+//                                       page's inline script sends it (templates/_isolation.js),
+//                                       else kernel.js (`bootMessage`)
 //   {type: "run", id, code, key, cellId, controls}  run `code` in the namespace `key` (one per
 //                                       step); `controls`: the values of the cell's controls, by
 //                                       name (checked by `controlValuesProblem`, then by Python)
@@ -20,7 +23,12 @@
 // Stopping a cell is not a message: the page writes SIGINT into the interrupt buffer, and if the
 // cell has not ended `stopGraceMs` (kernel config) later, it terminates the worker.
 
-export const TO_WORKER = Object.freeze({ INIT: "init", RUN: "run", CANCEL: "cancel" });
+export const TO_WORKER = Object.freeze({ RUN: "run", CANCEL: "cancel" });
+
+/** The first message to a kernel worker: boot Pyodide with `config`. */
+export function bootMessage(config, interrupt) {
+  return { config, interrupt };
+}
 
 export const FROM_WORKER = Object.freeze({
   PHASE: "phase",

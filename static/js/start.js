@@ -1,7 +1,7 @@
-// Starts the kernel worker as early as the page allows, before the editor bundle has loaded:
-// Pyodide's download and start-up are the long pole of a learner's first visit. The worker asks
-// for the big files itself as it starts; a page that reloads under the service worker (the
-// step page's inline isolation script) fetches none of them.
+// Makes the page's kernel client before the editor bundle has loaded. On an isolated page the
+// step page's inline script has already started the worker, which the client adopts; elsewhere
+// the client starts it. The worker asks for the big files itself as it starts; a page that
+// reloads under the service worker (the inline script's other job) starts none.
 import { KernelClient } from "./kernel.js";
 import { keepOffline, pageIsolation } from "./offline.js";
 

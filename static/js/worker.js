@@ -142,7 +142,8 @@ async function init(config) {
 
 self.onmessage = async (event) => {
   const message = event.data;
-  if (message.type === TO_WORKER.INIT) {
+  if (ready === null) {
+    // The first message boots (protocol.js): from the page's inline script, or from kernel.js.
     interrupt = message.interrupt;
     ready = init(message.config).then((runner) => {
       if (interrupt) runner.setInterruptBuffer(interrupt);

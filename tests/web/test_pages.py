@@ -191,6 +191,8 @@ def test_the_one_inline_script_comes_first_and_the_csp_allows_it_by_its_hash(
     assert "'unsafe-inline'" not in script_src
     assert 'data-worker="/sw.js" data-scope="/"' in text
     assert text.index("promptdojoIsolation") < text.index('rel="stylesheet"')
+    # It starts the kernel worker from the kernel's configuration, which therefore comes first.
+    assert text.index('name="promptdojo-kernel"') < text.index("promptdojoEarlyKernel")
     assert client.get("/sw.js").status_code == 200
     # The index boots no Python: no inline script there.
     index = client.get("/", headers=HTML).text

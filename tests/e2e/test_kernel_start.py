@@ -1,0 +1,58 @@
+"""The kernel worker starts from the step page's inline script, before the page has loaded.
+
+On an isolated page the inline script (``templates/_isolation.js``) starts the worker while the
+rest of the page still parses; ``start.js`` adopts it when it runs (``kernel.js``) and replays
+whatever the worker said before that. Restarts start a new worker the usual way.
+"""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import Page, Route, expect
+
+from tests.e2e.conftest import READY, Server, run_code, wait_ready
+
+PHASES = "window.promptdojoKernel.phases.map(([phase]) => phase)"
+
+
+def test_the_inline_script_starts_the_worker_and_start_js_adopts_it(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    assert page.evaluate("window.promptdojoKernel.startedEarly") is True
+    assert page.evaluate("window.promptdojoEarlyKernel") is None  # taken once
+    assert page.evaluate(READY)["restored"] is True
+    assert run_code(page, "print(6 * 7)") == "42\n"
+
+
+def test_what_the_worker_said_before_start_js_ran_is_not_lost(page: Page, server: Server) -> None:
+    """start.js arrives late: the early worker's boot phases reach the client all the same."""
+
+    def late(route: Route) -> None:
+        time.sleep(3)  # the worker, started without start.js, is booting meanwhile
+        route.continue_()
+
+    page.route("**/assets/start-*.js", late)
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    phases = page.evaluate(PHASES)
+    assert phases[0] == "downloading", phases
+    assert [p for p in phases if p in {"starting", "python-ready", "ready"}][-3:] == [
+        "starting",
+        "python-ready",
+        "ready",
+    ], phases
+    assert page.evaluate("window.promptdojoKernel.startedEarly") is True
+    expect(page.locator(".kernel-status")).to_have_text("Python: ready")
+
+
+def test_a_restart_starts_a_new_worker_of_its_own(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    run_code(page, "x = 1")
+    page.get_by_role("button", name="Restart Python").click()
+    wait_ready(page)
+    assert page.evaluate("window.promptdojoKernel.startedEarly") is False
+    assert run_code(page, "print('x' in globals())") == "False\n"
