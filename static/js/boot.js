@@ -78,18 +78,19 @@ gc.collect()
  */
 export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
-  installLibrary(pyodide, unzipArchive(new Uint8Array(bundle), "the learner bundle"));
+  installLibrary(pyodide, await unzipArchive(new Uint8Array(bundle), "the learner bundle"));
   pyodide.runPython(SNAPSHOT_IMPORTS);
   return pyodide.makeMemorySnapshot();
 }
 
 /**
  * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be.
- * Pyodide awaits the promise itself, after it has started fetching its lock file and loader.
+ * Pyodide awaits the promise itself, after it has started fetching its lock file and loader;
+ * `library` is a promise of the unzipped learner bundle.
  */
 async function restore(loadPyodide, config, snapshot, library) {
   const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
-  writeArchive(pyodide.FS, LIBRARY_DIR, library);
+  writeArchive(pyodide.FS, LIBRARY_DIR, await library);
   pyodide.runPython(AFTER_RESTORE);
   return pyodide;
 }
@@ -112,7 +113,7 @@ async function installPrepared(pyodide, prepared) {
 /** Boot an interpreter from scratch and install the learner bundle. */
 async function coldBoot(loadPyodide, config, library) {
   const pyodide = await loadPyodide(config);
-  installLibrary(pyodide, library);
+  installLibrary(pyodide, await library);
   return pyodide;
 }
 
@@ -180,8 +181,9 @@ export async function bootCellRunner({
   const covered = wheels.length > 0 && packages.every((n) => wheels.some((w) => w.name === n));
   const prepared = covered ? prepareWheels(wheels) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
-  // Unzipped once, here, while nothing else runs: written after the restore (or the cold boot).
+  // Unzipped once, while the interpreter starts; written after the restore (or the cold boot).
   const library = unzipArchive(new Uint8Array(bundle), "the learner bundle");
+  library.catch(() => {}); // the boot that awaits it fails with the reason
   onPhase("starting", { packages, snapshot: Boolean(snapshot) });
   const bootErrors = [];
   const config = {
@@ -198,6 +200,7 @@ export async function bootCellRunner({
     try {
       pyodide = await restore(loadPyodide, config, snapshot, library);
     } catch (error) {
+      await library; // a damaged bundle fails the boot itself, with its own reason
       const why = String(error?.message ?? error).trim().split("\n").at(-1);
       snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
       onPhase("starting", { packages, snapshot: false, snapshotFailed });

@@ -7,8 +7,13 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { strToU8, zipSync } from "fflate";
-import { installWheels, prepareWheel, prepareWheels } from "../../static/js/wheels.js";
+import { strToU8, unzipSync, zipSync } from "fflate";
+import {
+  installWheels,
+  prepareWheel,
+  prepareWheels,
+  unzipArchive,
+} from "../../static/js/wheels.js";
 
 const require = createRequire(import.meta.url);
 const core = path.dirname(require.resolve("pyodide/package.json")) + path.sep;
@@ -64,4 +69,22 @@ test("members outside the install folder, .data folders or no .dist-info: refuse
   for (const [members, reason] of refused) {
     await assert.rejects(prepareWheel(wheel("tinypkg", members)), reason);
   }
+});
+
+test("large members inflate through DecompressionStream to the bytes fflate gives", async () => {
+  const noise = new Uint8Array(200_000).map((_, i) => (i * 2654435761) >>> 24);
+  const text = strToU8("import numpy\n".repeat(20_000));
+  const zip = zipSync({ "big/noise.bin": noise, "big/text.py": text, "small.py": strToU8("x = 1\n") });
+  const expected = unzipSync(zip);
+  for (const native of [true, false]) {
+    const { names, files } = await unzipArchive(zip, "test.zip", native);
+    assert.deepEqual(names.sort(), Object.keys(expected).sort());
+    for (const name of names) assert.deepEqual(files[name], expected[name], name);
+  }
+});
+
+test("an archive that is not one, or is cut short, is damaged", async () => {
+  const zip = zipSync({ "a.py": strToU8("a = 1\n".repeat(5000)), "b.py": strToU8("b = 2\n") });
+  await assert.rejects(unzipArchive(new Uint8Array(500).fill(7), "x.zip"), /x\.zip is damaged/);
+  await assert.rejects(unzipArchive(zip.subarray(0, 60), "x.zip"), /x\.zip is damaged/);
 });
