@@ -118,6 +118,14 @@ def ensure_snapshot(
         return found if found is not None else _make(core, bundle, folder, timeout)
 
 
+def _reason(stderr: str) -> str:
+    """The line of the maker's error output that says what failed: the last one that is not a
+    JavaScript stack frame (a Python exception's own line comes last in its traceback)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith("at ")]
+    return (said or lines or ["(no output)"])[-1]
+
+
 def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Snapshot:
     """Run the Node maker into ``folder``; the digest file, written last, marks it complete."""
     with tempfile.TemporaryDirectory(prefix="promptdojo-snapshot-") as tmp:
@@ -141,8 +149,7 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
             raise SnapshotError(f"no snapshot for {core}: {error}") from error
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise SnapshotError(f"no snapshot for {core}: {last}")
+        raise SnapshotError(f"no snapshot for {core}: {_reason(done.stderr)}")
     digest = sha256_of(folder / _FILE)
     (folder / f"{_DIGEST}.tmp").write_text(digest + "\n", encoding="ascii")
     (folder / f"{_DIGEST}.tmp").replace(folder / _DIGEST)

@@ -71,8 +71,11 @@ def test_a_cache_folder_without_its_digest_is_not_a_snapshot(tmp_path: Path) -> 
 
 
 def test_no_pyodide_there_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(SnapshotError, match=f"no snapshot for {tmp_path}"):
+    with pytest.raises(SnapshotError, match=f"no snapshot for {tmp_path}") as raised:
         ensure_snapshot(tmp_path, build_bundle(), tmp_path / "cache")
+    # The cause, not the last frame of a JavaScript stack.
+    assert "pyodide.mjs" in str(raised.value), raised.value
+    assert ": at " not in str(raised.value), raised.value
 
 
 def test_the_check_restores_the_snapshot_and_fails_a_damaged_one(tmp_path: Path) -> None:
