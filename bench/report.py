@@ -210,7 +210,7 @@ def lookup(data: dict, dotted: str) -> object:
 
 
 PHASES = [
-    ("pd:boot-start", "start.js runs and creates the worker"),
+    ("pd:boot-start", "start.js runs (the inline script started the worker before it)"),
     ("pd:phase-starting", "the worker has `loadPyodide`"),
     ("pd:python-ready", "Pyodide up, learner bundle unpacked, kernel imported"),
     ("pd:ready", "the lesson's packages tried; cells can run"),

@@ -19,7 +19,12 @@ self.promptdojoEarlyKernel = (() => {
     const worker = new Worker(config.workerUrl, { type: "module", name: "promptdojo-kernel" });
     // What the worker says before start.js takes it over is kept, and replayed to the client.
     const early = { config, worker, interrupt, events: [] };
-    worker.onmessage = worker.onerror = (event) => early.events.push(event);
+    worker.onmessage = (event) => early.events.push(event);
+    worker.onerror = (event) => {
+      event.preventDefault(); // reported by the client, once it has replayed this
+      early.events.push(event);
+    };
+    performance.mark("pd:worker-start");
     worker.postMessage({ config, interrupt });
     return early;
   } catch {

@@ -1,8 +1,8 @@
 """Security and isolation headers on every response.
 
 Cross-origin isolation (COOP + COEP) gives the page ``SharedArrayBuffer``, which the kernel's
-interrupt buffer needs. The CSP allows one inline script, by its hash (the isolation script,
-``promptdojo.web.isolation``); ``wasm-unsafe-eval`` lets Pyodide compile WebAssembly.
+interrupt buffer needs. The CSP allows one inline script, by its hash (the step page's early
+script, ``promptdojo.web.isolation``); ``wasm-unsafe-eval`` lets Pyodide compile WebAssembly.
 """
 
 from __future__ import annotations

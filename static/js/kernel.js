@@ -27,9 +27,10 @@ export class KernelClient {
     this.phases = [];
     this.listeners = [];
     this.restartListeners = [];
-    this.onPhase = (phase, detail = {}) => {
-      this.phases.push([phase, detail]);
-      for (const listener of this.listeners) listener(phase, detail);
+    // `at`: when the phase reached the page (ms since the page's time origin).
+    this.onPhase = (phase, detail = {}, at = performance.now()) => {
+      this.phases.push([phase, detail, at]);
+      for (const listener of this.listeners) listener(phase, detail, at);
     };
     this.runs = new Map();
     this.nextId = 1;
@@ -86,7 +87,7 @@ export class KernelClient {
     } else {
       this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
     }
-    this.worker.onmessage = (event) => this.receive(event.data);
+    this.worker.onmessage = (event) => this.receive(event.data, event.timeStamp);
     this.worker.onerror = (event) => {
       event.preventDefault?.();
       if (this.phases.some(([phase]) => phase === "ready")) {
@@ -100,14 +101,19 @@ export class KernelClient {
       return;
     }
     for (const event of early.events) {
+      if (this.worker !== early.worker) break; // what was replayed restarted the kernel
       if (event.type === "message") this.worker.onmessage(event);
       else this.worker.onerror(event);
     }
   }
 
-  /** Call `listener(phase, detail)` for every boot phase, including those already past. */
+  /**
+   * Call `listener(phase, detail, at)` for every boot phase, including those already past; `at`
+   * is when the phase reached the page, also for phases the early worker said before the client
+   * existed.
+   */
   addPhaseListener(listener) {
-    for (const [phase, detail] of this.phases) listener(phase, detail);
+    for (const [phase, detail, at] of this.phases) listener(phase, detail, at);
     this.listeners.push(listener);
   }
 
@@ -116,9 +122,9 @@ export class KernelClient {
     this.restartListeners.push(listener);
   }
 
-  receive(message) {
+  receive(message, at = performance.now()) {
     if (message.type === FROM_WORKER.PHASE) {
-      this.onPhase(message.phase, message.detail);
+      this.onPhase(message.phase, message.detail, at);
     } else if (message.type === FROM_WORKER.FATAL) {
       this.onPhase("error", { message: message.message });
     } else if (message.type === FROM_WORKER.STARTED) {

@@ -15,11 +15,13 @@ if (config) {
     const kernel = new KernelClient(JSON.parse(config));
     /** Why Stop must restart Python here (no SharedArrayBuffer), or null. */
     kernel.isolationNote = isolation.why ?? null;
-    kernel.addPhaseListener((phase, detail) => {
-      performance.mark(`pd:phase-${phase}`);
-      if (phase === "python-ready") performance.mark("pd:python-ready");
-      if (phase === "ready" && detail.loaded?.includes("numpy")) performance.mark("pd:numpy-ready");
-      if (phase === "ready") performance.mark("pd:ready");
+    // Marked when each phase reached the page, also those the early worker said before now.
+    kernel.addPhaseListener((phase, detail, at) => {
+      const mark = (name) => performance.mark(name, { startTime: at });
+      mark(`pd:phase-${phase}`);
+      if (phase === "python-ready") mark("pd:python-ready");
+      if (phase === "ready" && detail.loaded?.includes("numpy")) mark("pd:numpy-ready");
+      if (phase === "ready") mark("pd:ready");
     });
     // The course is cached for offline use once Python is ready, so it never slows the boot.
     let offline = false;

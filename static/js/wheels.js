@@ -12,7 +12,7 @@
 // `_api.package_loader.get_install_dir`, `_api.loadDynlib`, and Emscripten's
 // `FS.createPreloadedFile`, whose wasm plugin instantiates an already compiled library. Whatever
 // fails here leaves the package to `loadPackage` (boot.js).
-import { inflateSync, Unzip } from "fflate";
+import { inflateSync, Unzip, unzipSync } from "fflate";
 import { checkedBytes } from "./digest.js";
 
 /** The records Pyodide's loader writes into a package's .dist-info folder. */
@@ -36,7 +36,15 @@ const NATIVE_FROM = 16 * 1024;
  * fflate's JavaScript on a cold worker (numpy's wheel: 75 against 200 ms in Chromium). Node's is
  * slower than fflate, so Node (the snapshot maker, `check --pyodide`) keeps fflate.
  */
-const NATIVE = typeof DecompressionStream === "function" && !globalThis.process?.versions?.node;
+const NATIVE = (() => {
+  if (typeof DecompressionStream !== "function" || globalThis.process?.versions?.node) return false;
+  try {
+    new DecompressionStream("deflate-raw"); // a browser too old for it inflates in JavaScript
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 async function inflateNative(data) {
   const stream = new Response(data).body.pipeThrough(new DecompressionStream("deflate-raw"));
@@ -78,42 +86,78 @@ function inflateDecoder(native) {
   };
 }
 
+/** fflate's Unzip recurses once per member within a push: the archive goes in slices. */
+const SLICE = 64 * 1024;
+/** Stored and deflated: what wheels and our bundle use. */
+const METHODS = new Set([0, 8]);
+
+/** How many entries the archive's central directory lists; throws if it is missing or cut. */
+function listedEntries(data) {
+  let count = 0;
+  unzipSync(data, {
+    filter: () => {
+      count += 1;
+      return false; // read the directory only
+    },
+  });
+  return count;
+}
+
+/** The bytes of the member `file` that fflate's Unzip announced. */
+function memberBytes(file) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    file.ondata = (error, chunk, final) => {
+      if (error) return reject(error);
+      // A stored member's chunks are views of the archive: copied, so the archive can be freed.
+      chunks.push(file.compression === 0 ? chunk.slice() : chunk);
+      if (final) resolve(joined(chunks));
+    };
+    file.start();
+  });
+}
+
 /**
  * The files of the zip archive `data` (`label` names it in errors): a promise of `{names, files}`,
- * where `files[name]` holds the bytes of each member `name` (folders left out). Rejects a member
- * that would be written outside the folder the archive is unpacked into, and a damaged archive.
+ * where `files[name]` holds the bytes of each member `name` (folders left out), in archive order.
+ * Rejects a member that would be written outside the folder the archive is unpacked into, and a
+ * damaged archive (cut short, a member that does not inflate, one its directory does not list).
  */
 export function unzipArchive(data, label, native = NATIVE) {
+  const damaged = (why) => new Error(`${label} is damaged: ${why?.message ?? why}`);
+  const names = [];
   const files = {};
   const members = [];
+  let seen = 0;
   const unzip = new Unzip((file) => {
+    seen += 1;
     if (file.name.endsWith("/")) return;
     const why = unsafeMember(file.name);
     if (why) throw new Error(`${label}: ${file.name} is ${why}`);
-    const chunks = [];
-    members.push(
-      new Promise((resolve, reject) => {
-        file.ondata = (error, chunk, final) => {
-          if (error) return reject(error);
-          chunks.push(chunk);
-          if (final) resolve((files[file.name] = joined(chunks)));
-        };
-      }),
-    );
-    file.start();
+    if (!METHODS.has(file.compression)) {
+      throw damaged(`${file.name} uses compression method ${file.compression}`);
+    }
+    names.push(file.name);
+    members.push(memberBytes(file).then((bytes) => (files[file.name] = bytes)));
   });
   unzip.register(inflateDecoder(native));
   try {
-    unzip.push(data, true);
+    const listed = listedEntries(data);
+    for (let at = 0; at < data.length; at += SLICE) {
+      unzip.push(data.subarray(at, at + SLICE), at + SLICE >= data.length);
+    }
+    if (seen !== listed) throw damaged(`its directory lists ${listed} members, it holds ${seen}`);
+    if (names.length === 0) throw damaged("it holds no files");
   } catch (error) {
-    const why = String(error?.message ?? error);
-    return Promise.reject(why.startsWith(label) ? error : new Error(`${label} is damaged: ${why}`));
+    for (const member of members) member.catch(() => {}); // the archive as a whole is refused
+    return Promise.reject(String(error?.message).startsWith(label) ? error : damaged(error));
   }
-  const damaged = (error) => {
-    throw new Error(`${label} is damaged: ${error?.message ?? error}`);
-  };
-  if (members.length === 0) return Promise.reject(new Error(`${label} is damaged: it holds no files`));
-  return Promise.all(members).then(() => ({ names: Object.keys(files), files }), damaged);
+  return Promise.all(members).then(
+    () => ({ names, files }),
+    (error) => {
+      throw damaged(error);
+    },
+  );
 }
 
 /** Write the unzipped archive `{names, files}` under `folder` of Pyodide's file system. */

@@ -46,6 +46,11 @@ def test_what_the_worker_said_before_start_js_ran_is_not_lost(page: Page, server
     ], phases
     assert page.evaluate("window.promptdojoKernel.startedEarly") is True
     expect(page.locator(".kernel-status")).to_have_text("Python: ready")
+    # Phases are marked when they reached the page, not when start.js got round to them.
+    marks = page.evaluate(
+        "Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]))"
+    )
+    assert marks["pd:worker-start"] < marks["pd:phase-downloading"] < marks["pd:boot-start"], marks
 
 
 def test_a_restart_starts_a_new_worker_of_its_own(page: Page, server: Server) -> None:

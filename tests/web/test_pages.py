@@ -118,11 +118,11 @@ def test_recorded_outputs_are_in_the_page(client: TestClient) -> None:
 def test_step_page_asks_for_start_js_first_and_leaves_the_downloads_to_the_worker(
     client: TestClient,
 ) -> None:
-    """start.js (which starts the worker) is the page's first request, at high priority. The
-    page preloads none of the big files: the worker asks for them as it starts, and a page
-    preload of the same file would hold one of the browser's six connections and be decoded
-    twice (and a first visit to a host without isolation headers, which reloads, would fetch
-    them for nothing)."""
+    """start.js (which adopts the worker the inline script started, or starts it) is the page's
+    first request of its own, at high priority. The page preloads none of the big files: the
+    worker asks for them as it starts, and a page preload of the same file would hold one of the
+    browser's six connections and be decoded twice (and a first visit to a host without
+    isolation headers, which reloads, would fetch them for nothing)."""
     text = client.get("/lessons/hello/1", headers=HTML).text
     assert re.search(r'<script type="module" async fetchpriority="high" src="/assets/start-', text)
     assert text.index("start-") < text.index('rel="stylesheet"')
