@@ -162,9 +162,14 @@ export function unzipArchive(data, label, native = NATIVE) {
 
 /** Write the unzipped archive `{names, files}` under `folder` of Pyodide's file system. */
 export function writeArchive(FS, folder, { names, files }) {
+  const made = new Set(); // each folder once: mkdirTree throws and catches for every part there
   for (const name of names) {
     const path = `${folder}/${name}`;
-    FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    const parent = path.slice(0, path.lastIndexOf("/"));
+    if (!made.has(parent)) {
+      FS.mkdirTree(parent);
+      made.add(parent);
+    }
     FS.writeFile(path, files[name], { canOwn: true });
   }
 }
