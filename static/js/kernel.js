@@ -27,9 +27,11 @@ export class KernelClient {
     this.phases = [];
     this.listeners = [];
     this.restartListeners = [];
-    // `at`: when the phase reached the page (ms since the page's time origin).
+    /** When each of `phases` reached the page (ms since the page's time origin). */
+    this.phaseTimes = [];
     this.onPhase = (phase, detail = {}, at = performance.now()) => {
-      this.phases.push([phase, detail, at]);
+      this.phases.push([phase, detail]);
+      this.phaseTimes.push(at);
       for (const listener of this.listeners) listener(phase, detail, at);
     };
     this.runs = new Map();
@@ -113,7 +115,7 @@ export class KernelClient {
    * existed.
    */
   addPhaseListener(listener) {
-    for (const [phase, detail, at] of this.phases) listener(phase, detail, at);
+    this.phases.forEach(([phase, detail], i) => listener(phase, detail, this.phaseTimes[i]));
     this.listeners.push(listener);
   }
 
@@ -243,6 +245,7 @@ export class KernelClient {
     if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     this.current = null;
     this.phases = [];
+    this.phaseTimes = [];
     this.downloads = new Map();
     // At once, before anyone reads the old worker's "ready": the new worker reports its own.
     this.onPhase("restarting", { reason });
