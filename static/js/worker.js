@@ -70,11 +70,16 @@ function watchDownloads() {
   return () => observer.disconnect();
 }
 
+/** The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. */
+async function fetchBytes(url, what) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
+  return response.arrayBuffer();
+}
+
 /** The memory snapshot's bytes, checked against their SHA-256; rejects with the reason. */
 async function fetchSnapshot({ url, sha256 }) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`the snapshot could not be fetched (HTTP ${response.status})`);
-  return checkedSnapshot(await response.arrayBuffer(), sha256);
+  return checkedSnapshot(await fetchBytes(url, "the snapshot"), sha256);
 }
 
 /**
@@ -106,19 +111,13 @@ async function init(config) {
   phase("downloading");
   const stopWatching = watchDownloads();
   compileCoreEarly(config.pyodideUrl);
-  const bundle = fetch(config.bundleUrl).then((response) => {
-    if (!response.ok) throw new Error(`learner bundle: HTTP ${response.status}`);
-    return response.arrayBuffer();
-  });
+  const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
   const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
   snapshot?.catch(() => {}); // reported by the boot, which falls back
   // The lesson's wheels: unpacked while the interpreter starts.
   const wheels = (config.wheels ?? []).map(({ url, ...wheel }) => {
-    const bytes = fetch(url).then((response) => {
-      if (!response.ok) throw new Error(`${wheel.file_name}: HTTP ${response.status}`);
-      return response.arrayBuffer();
-    });
+    const bytes = fetchBytes(url, wheel.file_name);
     bytes.catch(() => {}); // reported by the boot, which installs through Pyodide instead
     return { ...wheel, bytes };
   });
