@@ -239,6 +239,28 @@ export async function bootCellRunner({
   return runner;
 }
 
+/**
+ * The interrupt buffer to give Pyodide for the shared `Int32Array` `shared`: its index 0, read
+ * and cleared so that no signal is lost. CPython's check (`_Py_CheckEmscriptenSignals_Helper`,
+ * python/cpython#157548) reads the buffer and then stores 0 in a second step; a signal written by
+ * the page between the two was overwritten and never raised (3 Stops in 100, in a tight loop under
+ * Node). Here that store clears only the value just read (a compare-and-exchange), so a signal
+ * written meanwhile stays in the buffer, and the next check takes it.
+ */
+export function interruptSlot(shared) {
+  let seen = 0;
+  return {
+    length: 1,
+    get 0() {
+      seen = Atomics.load(shared, 0);
+      return seen;
+    },
+    set 0(value) {
+      Atomics.compareExchange(shared, 0, seen, value);
+    },
+  };
+}
+
 /** A booted Pyodide plus the Python `promptdojo.kernel.Kernel` that runs cells. */
 export class CellRunner {
   constructor(pyodide, pyKernel, missingPackages) {
@@ -250,7 +272,7 @@ export class CellRunner {
 
   /** Wire a SharedArrayBuffer-backed Int32Array so that writing 2 raises KeyboardInterrupt. */
   setInterruptBuffer(buffer) {
-    this.pyodide.setInterruptBuffer(buffer);
+    this.pyodide.setInterruptBuffer(interruptSlot(buffer));
   }
 
   /**

@@ -74,15 +74,17 @@ async function main() {
       timer = setTimeout(() => {
         Atomics.store(flags, 1, 1);
         Atomics.store(flags, 0, 2); // SIGINT: Python raises KeyboardInterrupt in the cell
-        const kill = async () => {
-          result.crashed = `a cell ran past its ${message.seconds} s time limit and did not stop`;
+        const limit = `a cell ran past its ${message.seconds} s time limit`;
+        const kill = async (why) => {
+          result.crashed = `${limit} and ${why}`;
           await worker.terminate();
           await finish();
         };
         killer = setTimeout(() => {
           const taken = Atomics.load(flags, 0) === 0;
-          killer = taken ? setTimeout(kill, job.windDownMs) : null;
-          if (!taken) kill();
+          const windDown = `took the interrupt but did not stop within ${job.windDownMs / 1000} s more`;
+          killer = taken ? setTimeout(() => kill(windDown), job.windDownMs) : null;
+          if (!taken) kill(`did not take the interrupt within ${job.graceMs / 1000} s`);
         }, job.graceMs);
       }, message.seconds * 1000);
     } else if (message.type === "boot") {
