@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import zstandard
+
 from promptdojo.pyodide.bundle import LearnerBundle
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.node import HERE, boot_module, node
@@ -36,6 +38,14 @@ _FILE = "snapshot.bin"
 #: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
 #: a file damaged on disk or on the way is never restored.
 _DIGEST = "snapshot.sha256"
+#: The compressed copies kept beside a snapshot, best first: (HTTP content coding, file suffix).
+#: The maker writes brotli and gzip; zstd is written here (Node 20 has no zstd). A browser that
+#: accepts zstd decodes it several times faster than brotli, at a smaller size, and the
+#: snapshot's decoding competes with the boot's other work for the CPU.
+COPIES = (("zstd", "zst"), ("br", "br"), ("gzip", "gz"))
+#: zstd's level for the copy, and its window: at most 8 MiB, the most browsers decode (RFC 9659).
+ZSTD_LEVEL = 19
+ZSTD_WINDOW_LOG = 23
 
 
 class SnapshotError(RuntimeError):
@@ -44,7 +54,7 @@ class SnapshotError(RuntimeError):
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot on disk, with its compressed copies beside it (``.br``, ``.gz``)."""
+    """A snapshot on disk, with its compressed copies beside it (:data:`COPIES`)."""
 
     path: Path
     sha256: str
@@ -59,15 +69,15 @@ class Snapshot:
         return self.path.stat().st_size
 
     def encoded(self, encoding: str) -> Path:
-        """The copy compressed with ``encoding`` (``br`` or ``gz``)."""
+        """The copy compressed with ``encoding``: a suffix of :data:`COPIES` (``zst``...)."""
         return self.path.with_name(f"{self.path.name}.{encoding}")
 
     def describe(self) -> str:
         """One line for a build log: name and sizes."""
         line = f"{self.filename}: {self.size / 1e6:.1f} MB"
-        for encoding, name in (("br", "brotli"), ("gz", "gzip")):
-            if self.encoded(encoding).is_file():
-                line += f", {self.encoded(encoding).stat().st_size / 1e6:.1f} MB with {name}"
+        for name, suffix in COPIES:
+            if self.encoded(suffix).is_file():
+                line += f", {self.encoded(suffix).stat().st_size / 1e6:.1f} MB with {name}"
                 break
         return line
 
@@ -84,6 +94,8 @@ def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
         "bundle": bundle.digest,
         "boot": sha256_of(boot_module()),
         "maker": sha256_of(MAKER),
+        "copies": [suffix for _, suffix in COPIES],
+        "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -150,7 +162,19 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
             raise SnapshotError(f"no snapshot for {core}: {error}") from error
     if done.returncode != 0:
         raise SnapshotError(f"no snapshot for {core}: {_reason(done.stderr)}")
+    _write_zstd(folder / _FILE)
     digest = sha256_of(folder / _FILE)
     (folder / f"{_DIGEST}.tmp").write_text(digest + "\n", encoding="ascii")
     (folder / f"{_DIGEST}.tmp").replace(folder / _DIGEST)
     return Snapshot(folder / _FILE, digest)
+
+
+def _write_zstd(path: Path) -> None:
+    """Write the zstd copy of the snapshot at ``path`` (deterministic: one thread, fixed level)."""
+    params = zstandard.ZstdCompressionParameters.from_level(
+        ZSTD_LEVEL, window_log=ZSTD_WINDOW_LOG, write_content_size=True
+    )
+    data = zstandard.ZstdCompressor(compression_params=params).compress(path.read_bytes())
+    partial = path.with_name(f"{path.name}.zst.tmp")
+    partial.write_bytes(data)
+    partial.replace(path.with_name(f"{path.name}.zst"))

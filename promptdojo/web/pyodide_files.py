@@ -7,6 +7,7 @@ import re
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, Response
 
+from promptdojo.pyodide.snapshot import COPIES
 from promptdojo.web.package_store import PackageUnavailableError
 from promptdojo.web.staticfiles import IMMUTABLE
 
@@ -38,7 +39,7 @@ async def memory_snapshot(request: Request, filename: str) -> Response:
         part.split(";")[0].strip() for part in request.headers.get("accept-encoding", "").split(",")
     }
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
-    for encoding, suffix in (("br", "br"), ("gzip", "gz")):
+    for encoding, suffix in COPIES:
         if encoding in accepted and snapshot.encoded(suffix).is_file():
             headers["content-encoding"] = encoding
             return FileResponse(

@@ -156,7 +156,8 @@ async function loadMissing(pyodide, packages, bootErrors) {
  *   order, as `{name, file_name, sha256, install_dir, bytes}` (`bytes`: a promise of the file).
  *   When they cover every package, they are unpacked and compiled while the interpreter starts
  *   (wheels.js); else, or if that fails, Pyodide's `loadPackage` installs the packages.
- * @param {ArrayBuffer|Uint8Array} options.bundle  The zipped learner library.
+ * @param {ArrayBuffer|Uint8Array|Promise<ArrayBuffer>} options.bundle  The zipped learner library
+ *   (a promise: the interpreter starts while it downloads).
  * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
@@ -182,7 +183,9 @@ export async function bootCellRunner({
   const prepared = covered ? prepareWheels(wheels) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
   // Unzipped once, while the interpreter starts; written after the restore (or the cold boot).
-  const library = unzipArchive(new Uint8Array(bundle), "the learner bundle");
+  const library = Promise.resolve(bundle).then((bytes) =>
+    unzipArchive(new Uint8Array(bytes), "the learner bundle"),
+  );
   library.catch(() => {}); // the boot that awaits it fails with the reason
   onPhase("starting", { packages, snapshot: Boolean(snapshot) });
   const bootErrors = [];

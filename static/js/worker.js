@@ -84,23 +84,34 @@ async function fetchSnapshot({ url, sha256 }) {
 
 /**
  * Compile Pyodide's WebAssembly as soon as its bytes arrive, while the snapshot downloads: Pyodide
- * itself compiles it only once it holds the snapshot. Its `instantiateStreaming` call for that
- * file then instantiates the module compiled here; any failure leaves the call to the browser.
+ * itself compiles it only once it holds the snapshot. Pyodide's own request for the file is
+ * answered with a stand-in (the browser would otherwise download and decode the 10 MB a second
+ * time, while the snapshot arrives), and its `instantiateStreaming` call instantiates the module
+ * compiled here (also for a cold boot after a failed restore, whose request is a real one). If
+ * that compile failed, the call gets the real file.
  */
 function compileCoreEarly(indexURL) {
   const url = new URL("pyodide.asm.wasm", new URL(indexURL, self.location.href)).href;
   const compiled = WebAssembly.compileStreaming(fetch(url));
   compiled.catch(() => {}); // the browser's own instantiation below reports it
+  const standIn = new Response(null);
+  const { fetch: realFetch } = self;
+  self.fetch = (input, init) => {
+    if (String(input?.url ?? input) !== url) return realFetch(input, init);
+    self.fetch = realFetch; // once: the worker has one core
+    return Promise.resolve(standIn);
+  };
   const instantiateStreaming = WebAssembly.instantiateStreaming;
   WebAssembly.instantiateStreaming = async (source, imports) => {
     const response = await source;
-    if (response?.url !== url) return instantiateStreaming(response, imports);
-    WebAssembly.instantiateStreaming = instantiateStreaming; // once: the worker has one core
+    const ours = response === standIn || response?.url === url; // the latter: a second boot
+    if (!ours) return instantiateStreaming(response, imports);
+    WebAssembly.instantiateStreaming = instantiateStreaming;
     try {
       const module = await compiled;
       return { module, instance: await WebAssembly.instantiate(module, imports) };
     } catch {
-      return instantiateStreaming(response, imports);
+      return instantiateStreaming(response === standIn ? realFetch(url) : response, imports);
     }
   };
 }
@@ -129,7 +140,7 @@ async function init(config) {
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
       packages: config.packages,
       wheels,
-      bundle: await bundle,
+      bundle,
       snapshot,
       onStream,
       onPhase: phase,

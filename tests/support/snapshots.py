@@ -27,6 +27,7 @@ def plant(cache: Path, core: Path, data: bytes, *, digest: str | None = None) ->
     (folder / "snapshot.bin").write_bytes(data)
     (folder / "snapshot.bin.gz").write_bytes(gzip.compress(data, compresslevel=1))
     (folder / "snapshot.bin.br").unlink(missing_ok=True)
+    (folder / "snapshot.bin.zst").unlink(missing_ok=True)
     (folder / "snapshot.sha256").write_text(digest or hashlib.sha256(data).hexdigest())
     return folder
 
