@@ -7,9 +7,10 @@
 // first message is the boot message of protocol.js, `{config, interrupt}`.
 //
 // On a host that sent no isolation headers, it registers the service worker (sw.js adds the
-// headers) and reloads the page as soon as that worker controls it. start.js awaits the answer:
-// {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop then restarts
-// Python).
+// headers), stops loading the rest of this page, and reloads it as soon as that worker controls
+// it; if the worker fails, the reloaded page runs without isolation and says why. start.js awaits
+// the answer: {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop
+// then restarts Python).
 self.promptdojoEarlyKernel = (() => {
   const meta = document.querySelector('meta[name="promptdojo-kernel"]');
   if (!self.crossOriginIsolated || !meta) return null;
@@ -43,11 +44,9 @@ self.promptdojoIsolation = (async (script) => {
     if (!workers || !self.isSecureContext) {
       return { isolated: false, why: "this page is not cross-origin isolated" };
     }
-    if (sessionStorage.getItem(RELOADED)) {
-      return {
-        isolated: false,
-        why: "the service worker could not make this page cross-origin isolated",
-      };
+    const failed = sessionStorage.getItem(RELOADED);
+    if (failed) {
+      return { isolated: false, why: failed };
     }
     const controlled = new Promise((resolve) => {
       if (workers.controller) resolve(true);
@@ -55,16 +54,20 @@ self.promptdojoIsolation = (async (script) => {
       setTimeout(() => resolve(Boolean(workers.controller)), CONTROL_TIMEOUT_MS);
     });
     const { worker, scope } = script.dataset;
+    const registered = workers.register(worker, { scope, updateViaCache: "none" });
+    // This page is reloaded either way: stop parsing and loading the rest of it, so that the
+    // service worker starts on an idle machine. If it fails, the reloaded page runs without
+    // isolation and says why.
+    window.stop();
+    // What the reloaded page says if it is still not isolated.
+    let why = "the service worker could not make this page cross-origin isolated";
     try {
-      await workers.register(worker, { scope, updateViaCache: "none" });
+      await registered;
+      if (!(await controlled)) why = "the service worker did not take control of this page";
     } catch (error) {
-      const why = `the service worker did not install (${error?.message ?? error})`;
-      return { isolated: false, why };
+      why = `the service worker did not install (${error?.message ?? error})`;
     }
-    if (!(await controlled)) {
-      return { isolated: false, why: "the service worker did not take control of this page" };
-    }
-    sessionStorage.setItem(RELOADED, "1");
+    sessionStorage.setItem(RELOADED, why);
     location.reload();
     return { reloading: true };
   } catch (error) {

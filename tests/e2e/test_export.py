@@ -248,6 +248,33 @@ def test_without_isolation_cells_run_and_stop_restarts_python(browser: Browser, 
         context.close()
 
 
+def test_a_service_worker_that_cannot_install_leaves_a_working_page(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """No headers, and the worker's script is missing: the first page, stopped while the worker
+    registers, reloads once, and the reloaded page runs cells without isolation and says why."""
+    broken = tmp_path / "site"
+    shutil.copytree(site, broken)
+    (broken / "course" / "sw.js").unlink()
+    context = browser.new_context()
+    try:
+        with plain_server(broken) as url:
+            page = context.new_page()
+            documents = []
+            page.on("request", lambda r: r.resource_type == "document" and documents.append(r.url))
+            page.goto(url + "/course/lessons/runaway/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is False
+            assert len(documents) == 2, documents  # the first load, then one reload
+            expect(page.locator(".kernel-status")).to_contain_text(
+                "Stop restarts Python and replays the step: the service worker did not install"
+            )
+            click_run(page, "state")
+            expect(page.locator("#cell-state .cell-status")).to_contain_text("Done")
+    finally:
+        context.close()
+
+
 def test_the_course_runs_offline_once_opened(browser: Browser, site: Path) -> None:
     """The host goes down and the network is cut: a reload still boots and runs numpy."""
     context = browser.new_context()
