@@ -54,20 +54,26 @@ self.promptdojoIsolation = (async (script) => {
       setTimeout(() => resolve(Boolean(workers.controller)), CONTROL_TIMEOUT_MS);
     });
     const { worker, scope } = script.dataset;
+    // What the reloaded page says if it is still not isolated. Stored before this page stops: a
+    // browser that cannot store it gets a working page without isolation instead.
+    let why = "the service worker could not make this page cross-origin isolated";
+    sessionStorage.setItem(RELOADED, why);
     const registered = workers.register(worker, { scope, updateViaCache: "none" });
     // This page is reloaded either way: stop parsing and loading the rest of it, so that the
     // service worker starts on an idle machine. If it fails, the reloaded page runs without
     // isolation and says why.
     window.stop();
-    // What the reloaded page says if it is still not isolated.
-    let why = "the service worker could not make this page cross-origin isolated";
     try {
       await registered;
       if (!(await controlled)) why = "the service worker did not take control of this page";
     } catch (error) {
       why = `the service worker did not install (${error?.message ?? error})`;
     }
-    sessionStorage.setItem(RELOADED, why);
+    try {
+      sessionStorage.setItem(RELOADED, why);
+    } catch {
+      // the first reason stays
+    }
     location.reload();
     return { reloading: true };
   } catch (error) {

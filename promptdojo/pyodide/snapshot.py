@@ -68,9 +68,9 @@ class Snapshot:
     def size(self) -> int:
         return self.path.stat().st_size
 
-    def encoded(self, encoding: str) -> Path:
-        """The copy compressed with ``encoding``: a suffix of :data:`COPIES` (``zst``...)."""
-        return self.path.with_name(f"{self.path.name}.{encoding}")
+    def encoded(self, suffix: str) -> Path:
+        """The compressed copy with file suffix ``suffix`` (of :data:`COPIES`: ``zst``...)."""
+        return self.path.with_name(f"{self.path.name}.{suffix}")
 
     def describe(self) -> str:
         """One line for a build log: name and sizes."""
@@ -95,7 +95,8 @@ def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
         "boot": sha256_of(boot_module()),
         "maker": sha256_of(MAKER),
         "copies": [suffix for _, suffix in COPIES],
-        "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG],
+        # The same level gives other bytes under another libzstd.
+        "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG, zstandard.ZSTD_VERSION],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 

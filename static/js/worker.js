@@ -87,8 +87,9 @@ async function fetchSnapshot({ url, sha256 }) {
  * itself compiles it only once it holds the snapshot. Pyodide's own request for the file is
  * answered with a stand-in (the browser would otherwise download and decode the 10 MB a second
  * time, while the snapshot arrives), and its `instantiateStreaming` call instantiates the module
- * compiled here (also for a cold boot after a failed restore, whose request is a real one). If
- * that compile failed, the call gets the real file.
+ * compiled here (also for a cold boot after a restore that failed before instantiating, such as
+ * a snapshot whose hash is wrong: that boot's request is a real one). If that compile failed,
+ * the call gets the real file.
  */
 function compileCoreEarly(indexURL) {
   const url = new URL("pyodide.asm.wasm", new URL(indexURL, self.location.href)).href;
@@ -123,6 +124,7 @@ async function init(config) {
   const stopWatching = watchDownloads();
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
+  bundle.catch(() => {}); // the boot that awaits it fails with the reason
   // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
   const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
   snapshot?.catch(() => {}); // reported by the boot, which falls back
