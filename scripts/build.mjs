@@ -41,6 +41,7 @@ const result = await esbuild.build({
     start: path.join(root, "static/js/start.js"),
     app: path.join(root, "static/js/app.js"),
     worker: path.join(root, "static/js/worker.js"),
+    "download-worker": path.join(root, "static/js/download-worker.js"),
     live: path.join(root, "static/js/live.js"),
     index: path.join(root, "static/js/index.js"),
     sw: path.join(root, "static/js/sw.js"),

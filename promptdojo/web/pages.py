@@ -155,6 +155,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     def render() -> str:
         kernel = {
             "workerUrl": url(state.manifest.url("worker.js")),
+            # The kernel worker fetches the snapshot and the wheels through it (downloads.js).
+            "downloadWorkerUrl": url(state.manifest.url("download-worker.js")),
             "pyodideUrl": url(state.pyodide_url),
             "packagesUrl": url(PACKAGES_URL + "/"),
             "bundleUrl": url(f"{BUNDLE_URL}/{state.bundle.filename}"),

@@ -3,8 +3,6 @@
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
-import { checkedBytes } from "./digest.js";
-import { unpackSnapshot } from "./snapshot-file.js";
 import { installWheels, prepareWheels, unzipArchive, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */
@@ -47,16 +45,7 @@ if "random" in sys.modules:
 import promptdojo.kernel
 `;
 
-export { packSnapshot } from "./snapshot-file.js";
-
-/**
- * The snapshot in the file `bytes` (snapshot-file.js), if the file's SHA-256 is `sha256` (hex).
- * Where the Web Crypto digest is missing (a page served over plain HTTP from another host), the
- * restore itself is the check.
- */
-export async function checkedSnapshot(bytes, sha256) {
-  return unpackSnapshot(await checkedBytes(bytes, sha256, "the snapshot"));
-}
+export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
 
 /**
  * What a snapshot has imported: the kernel, and `importlib.metadata`, which installing a package
@@ -156,6 +145,8 @@ async function loadMissing(pyodide, packages, bootErrors) {
  *   order, as `{name, file_name, sha256, install_dir, bytes}` (`bytes`: a promise of the file).
  *   When they cover every package, they are unpacked and compiled while the interpreter starts
  *   (wheels.js); else, or if that fails, Pyodide's `loadPackage` installs the packages.
+ * @param {Promise<object[]>} [options.prepared]  `wheels` already prepared elsewhere (the
+ *   browser's download worker): `prepareWheels`' result. Then `wheels` need no `bytes`.
  * @param {ArrayBuffer|Uint8Array|Promise<ArrayBuffer>} options.bundle  The zipped learner library
  *   (a promise: the interpreter starts while it downloads).
  * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
@@ -170,6 +161,7 @@ export async function bootCellRunner({
   packageBaseUrl,
   packages = [],
   wheels = [],
+  prepared: preparedWheels,
   bundle,
   snapshot,
   onStream,
@@ -180,7 +172,7 @@ export async function bootCellRunner({
   // them, packages are requested through loadPyodide's own `packages` option, so at least their
   // download runs in parallel.
   const covered = wheels.length > 0 && packages.every((n) => wheels.some((w) => w.name === n));
-  const prepared = covered ? prepareWheels(wheels) : null;
+  const prepared = covered ? (preparedWheels ?? prepareWheels(wheels)) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
   // Unzipped once, while the interpreter starts; written after the restore (or the cold boot).
   const library = Promise.resolve(bundle).then((bytes) =>

@@ -10,6 +10,8 @@
 //   per run: u32 first page, u32 number of pages
 //   the bytes of every run, in order (the last page may be short: the snapshot ends there)
 
+import { checkedBytes } from "./digest.js";
+
 const MAGIC = "PDSNAP01";
 const PAGE = 4096;
 const HEADER = MAGIC.length + 12;
@@ -69,4 +71,13 @@ export function unpackSnapshot(file) {
   }
   if (at !== file.length) throw damaged(`${file.length - at} bytes follow its last run`);
   return bytes;
+}
+
+/**
+ * The snapshot in the file `bytes` (snapshot-file.js), if the file's SHA-256 is `sha256` (hex).
+ * Where the Web Crypto digest is missing (a page served over plain HTTP from another host), the
+ * restore itself is the check.
+ */
+export async function checkedSnapshot(bytes, sha256) {
+  return unpackSnapshot(await checkedBytes(bytes, sha256, "the snapshot"));
 }

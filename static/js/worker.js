@@ -1,6 +1,7 @@
 // The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
 // defined in protocol.js.
-import { bootCellRunner, checkedSnapshot } from "./boot.js";
+import { bootCellRunner } from "./boot.js";
+import { fetchBytes, startDownloads } from "./downloads.js";
 import {
   controlValuesProblem,
   FROM_WORKER,
@@ -70,18 +71,6 @@ function watchDownloads() {
   return () => observer.disconnect();
 }
 
-/** The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. */
-async function fetchBytes(url, what) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
-  return response.arrayBuffer();
-}
-
-/** The memory snapshot's bytes, checked against their SHA-256; rejects with the reason. */
-async function fetchSnapshot({ url, sha256 }) {
-  return checkedSnapshot(await fetchBytes(url, "the snapshot"), sha256);
-}
-
 /**
  * Compile Pyodide's WebAssembly as soon as its bytes arrive, while the snapshot downloads: Pyodide
  * itself compiles it only once it holds the snapshot. Pyodide's own request for the file is
@@ -118,22 +107,21 @@ function compileCoreEarly(indexURL) {
 }
 
 async function init(config) {
-  const phase = (name, detail = {}) =>
+  // The snapshot and the wheels come from the download worker; "ready" says where they came from.
+  let downloads = null;
+  const phase = (name, detail = {}) => {
+    if (name === "ready") detail = { ...detail, downloadedIn: downloads.where() };
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
+  };
   phase("downloading");
   const stopWatching = watchDownloads();
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason
-  // Fetched and checked in parallel with loading Pyodide's loader; a failure means a cold boot.
-  const snapshot = config.snapshot ? fetchSnapshot(config.snapshot) : undefined;
-  snapshot?.catch(() => {}); // reported by the boot, which falls back
-  // The lesson's wheels: unpacked while the interpreter starts.
-  const wheels = (config.wheels ?? []).map(({ url, ...wheel }) => {
-    const bytes = fetchBytes(url, wheel.file_name);
-    bytes.catch(() => {}); // reported by the boot, which installs through Pyodide instead
-    return { ...wheel, bytes };
-  });
+  // A failed snapshot means a cold boot; failed wheels, Pyodide's own loadPackage.
+  downloads = startDownloads(config, (entries) =>
+    self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries }),
+  );
   const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
   try {
     return await bootCellRunner({
@@ -141,14 +129,16 @@ async function init(config) {
       indexURL: config.pyodideUrl,
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
       packages: config.packages,
-      wheels,
+      wheels: config.wheels ?? [],
+      prepared: downloads.wheels,
       bundle,
-      snapshot,
+      snapshot: downloads.snapshot,
       onStream,
       onPhase: phase,
     });
   } finally {
     stopWatching();
+    downloads.stop();
   }
 }
 

@@ -121,6 +121,8 @@ def test_a_numpy_lesson_runs_isolated_from_the_snapshot(context: BrowserContext,
     assert page.evaluate("crossOriginIsolated") is True  # headers or the service worker
     assert page.evaluate(READY)["restored"] is True
     assert page.evaluate(READY)["loaded"] == ["numpy"]
+    # The snapshot and numpy's wheel came through the kernel worker's own download worker.
+    assert page.evaluate(READY)["downloadedIn"] == "download worker"
     cell = page.locator(".cell").first
     click_run(page, cell.get_attribute("data-cell-id"))
     expect(cell.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
@@ -275,6 +277,40 @@ def test_a_service_worker_that_cannot_install_leaves_a_working_page(
         context.close()
 
 
+@pytest.mark.parametrize("broken", ["missing", "throwing"])
+def test_a_download_worker_that_fails_leaves_its_downloads_to_the_kernel_worker(
+    browser: Browser, site: Path, tmp_path: Path, broken: str
+) -> None:
+    """The download worker's script is gone, or throws: the snapshot and numpy's wheel still
+    arrive, restored and prepared, fetched by the kernel worker, and the console says why."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    (script,) = (copy / "course" / "assets").glob("download-worker-*.js")
+    if broken == "missing":
+        script.unlink()
+    else:
+        script.write_text('throw new Error("a broken download worker");\n')
+    context = browser.new_context()
+    try:
+        with headers_server(copy, copy / "course" / "_headers") as url:
+            page = context.new_page()
+            warnings: list[str] = []
+            page.on("console", lambda m: "downloading in" in m.text and warnings.append(m.text))
+            page.goto(url + "/course/lessons/needs-numpy/1/")
+            wait_ready(page)
+            ready = page.evaluate(READY)
+            assert ready["downloadedIn"] == "kernel worker", ready
+            assert ready["restored"] is True, ready
+            assert ready["fromWheels"] is True, ready
+            assert run_code(page, "import numpy as np\nprint(int(np.arange(5).sum()))") == "10\n"
+            assert len(warnings) == 1, warnings
+            assert "the download worker failed" in warnings[0]
+            if broken == "throwing":
+                assert "a broken download worker" in warnings[0]
+    finally:
+        context.close()
+
+
 def test_the_course_runs_offline_once_opened(browser: Browser, site: Path) -> None:
     """The host goes down and the network is cut: a reload still boots and runs numpy."""
     context = browser.new_context()
@@ -286,6 +322,7 @@ def test_the_course_runs_offline_once_opened(browser: Browser, site: Path) -> No
         page.reload()
         wait_ready(page)
         assert page.evaluate(READY)["loaded"] == ["numpy"]
+        assert page.evaluate(READY)["downloadedIn"] == "download worker"  # it is cached too
         assert (
             run_code(page, "import numpy as np\nprint(np.ones(3).tolist())") == "[1.0, 1.0, 1.0]\n"
         )

@@ -82,6 +82,7 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
         ready = page.evaluate(READY)
         assert ready["restored"] is True, ready
         assert ready["fromWheels"] is True, ready
+        assert ready["downloadedIn"] == "download worker", ready
         assert "numpy" in ready["loaded"]
         printed.append(run_code(page, code).split())
         page.context.close()

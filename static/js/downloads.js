@@ -1,0 +1,144 @@
+// What the kernel worker needs from the network before Python can use it: the memory snapshot
+// (fetched, checked, its zero pages put back) and the lesson's wheels (fetched, checked, unpacked,
+// their libraries compiled).
+//
+// The work runs in a download worker of its own (download-worker.js), started by the kernel
+// worker. The kernel worker's thread is busy while these bytes arrive (starting Pyodide's loader,
+// instantiating its WebAssembly), and a fetch's body is read on the thread that asked for it: on
+// a second visit, with every file in the HTTP cache, the snapshot spent most of its time waiting
+// for that thread. The download worker's thread is idle, so the bytes arrive as fast as the
+// browser hands them over, and are then moved (not copied) to the kernel worker.
+//
+// Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
+// it did before: nothing is lost but time.
+import { checkedSnapshot } from "./snapshot-file.js";
+import { prepareWheels } from "./wheels.js";
+
+/** The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. */
+export async function fetchBytes(url, what) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
+  return response.arrayBuffer();
+}
+
+/** The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason. */
+async function downloadSnapshot({ url, sha256 }) {
+  return checkedSnapshot(await fetchBytes(url, "the snapshot"), sha256);
+}
+
+/** The lesson's wheels (`{url, ...}` each, in install order), prepared for `installWheels`. */
+function downloadWheels(wheels) {
+  const fetched = wheels.map(({ url, ...wheel }) => ({
+    ...wheel,
+    bytes: fetchBytes(url, wheel.file_name),
+  }));
+  return prepareWheels(fetched);
+}
+
+/** The downloads, by the name their result comes back under; each given the page's config. */
+export const JOBS = {
+  snapshot: {
+    wanted: (config) => Boolean(config.snapshot),
+    run: (config) => downloadSnapshot(config.snapshot),
+  },
+  wheels: {
+    wanted: (config) => Boolean(config.wheels?.length),
+    run: (config) => downloadWheels(config.wheels),
+  },
+};
+
+/** The distinct ArrayBuffers under `value` (a job's result), to move rather than copy. */
+export function transferables(value, found = new Set()) {
+  if (value instanceof ArrayBuffer) found.add(value);
+  else if (ArrayBuffer.isView(value)) found.add(value.buffer);
+  else if (value instanceof WebAssembly.Module) return [...found];
+  else if (value && typeof value === "object") {
+    for (const item of Object.values(value)) transferables(item, found);
+  }
+  return [...found];
+}
+
+/** Start a download worker, or say why it cannot start. */
+function startHelper(url, name) {
+  if (typeof Worker !== "function") return { why: "this browser has no workers inside workers" };
+  try {
+    return { helper: new Worker(url, { type: "module", name: `promptdojo download: ${name}` }) };
+  } catch (error) {
+    return { why: `the download worker did not start (${error?.message ?? error})` };
+  }
+}
+
+/**
+ * Run the job `name` in a download worker of its own (each job has its own thread: unpacking a
+ * wheel does not hold up the snapshot's arrival), or here if that worker cannot start or fails.
+ * Returns the job's promise; `onEntries` gets the worker's resource timings, `onFallBack` the
+ * reason it ran here.
+ */
+function runInHelper(config, name, onEntries, onFallBack) {
+  const { helper, why } = startHelper(config.downloadWorkerUrl, name);
+  if (!helper) {
+    onFallBack(why);
+    return { result: JOBS[name].run(config), stop() {} };
+  }
+  let settled = false;
+  let settle;
+  const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  const runHere = (reason) => {
+    helper.terminate();
+    if (settled) return;
+    settled = true;
+    onFallBack(reason);
+    JOBS[name].run(config).then(settle.resolve, settle.reject);
+  };
+  helper.onerror = (event) => {
+    event.preventDefault();
+    runHere(`the download worker failed (${event.message || "its script did not load"})`);
+  };
+  helper.onmessageerror = () => runHere("its result could not be moved to the kernel worker");
+  helper.onmessage = ({ data }) => {
+    if (data.entries) return onEntries(data.entries);
+    if ("retry" in data) return runHere(data.retry);
+    if (settled) return;
+    settled = true;
+    if ("error" in data) settle.reject(new Error(data.error));
+    else settle.resolve(data.value);
+  };
+  helper.postMessage({ name, config });
+  return { result, stop: () => helper.terminate() };
+}
+
+/**
+ * Start the downloads a boot needs (`config`: the page's kernel config), each in a download
+ * worker (`config.downloadWorkerUrl`), or in this thread where that cannot start. Returns
+ * `{snapshot, wheels, where(), stop()}`: a promise per job (undefined when there is nothing to
+ * fetch; it rejects with the reason a download failed), where they ran ("download worker", or
+ * "kernel worker" once any of them had to run here), and `stop()`, which ends the download
+ * workers once the boot no longer needs them. `onEntries` gets the download workers' resource
+ * timings (`[url, transferSize]` pairs), which the page adds to the bytes it shows.
+ */
+export function startDownloads(config, onEntries = () => {}) {
+  let where = config.downloadWorkerUrl ? "download worker" : "kernel worker";
+  const onFallBack = (why) => {
+    if (where !== "kernel worker") {
+      // Said once: the jobs' workers fail alike.
+      console.warn(`promptdojo: downloading in the kernel worker: ${why}`);
+    }
+    where = "kernel worker";
+  };
+  const started = Object.keys(JOBS)
+    .filter((name) => JOBS[name].wanted(config))
+    .map((name) => {
+      if (!config.downloadWorkerUrl) return [name, { result: JOBS[name].run(config), stop() {} }];
+      return [name, runInHelper(config, name, onEntries, onFallBack)];
+    });
+  const results = {};
+  for (const [name, { result }] of started) {
+    result.catch(() => {}); // the boot that awaits it reports it
+    results[name] = result;
+  }
+  return {
+    ...results,
+    where: () => where,
+    stop: () => started.forEach(([, job]) => job.stop()),
+  };
+}
