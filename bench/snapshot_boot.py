@@ -9,10 +9,15 @@ fresh browser profile, on servers started side by side:
 * a bare page whose worker only calls ``loadPyodide`` on the same core (no numpy);
 * lesson step 1, restoring the snapshot, until "ready" (numpy loaded where there is numpy);
 * the same step from a ``--no-snapshot`` server (the cold boot: the "before");
-* the snapshot page again in the same profile (second visit, full HTTP cache).
+* the snapshot page again in the same profile (the second visit): once the first visit has
+  finished its work, which ends when its offline copy of the course is written ("Available
+  offline"), as when a learner comes back;
+* and, in another fresh profile, the step and at once the step again, while the first visit's
+  offline copy is still being written (the two compete for the two cores): the "revisit now".
 
-Figures are medians; ratios are over the bare page's median in the same run. The snapshot's
-size on the wire is the ``content-length`` of its response.
+Figures are medians; ratios are over the bare page's median in the same run ("restored" counts
+the first visits of both profiles). The snapshot's size on the wire is the ``content-length`` of
+its response.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from bench._common import ROOT, save
 from bench.browser import fresh_profile, serve_bare, wait_mark
@@ -50,26 +55,39 @@ def open_page(playwright, tmp: str, url: str, bare_url: str | None = None):
     return context, page, wait_mark(page, "pd:ready"), snapshot_bytes
 
 
-def measure(playwright, tmp: str, servers: dict, runs: int) -> dict[str, object]:
-    snap, cold = servers["snapshot"], servers["cold"]
-    bare, restored, cold_ready, second, wire = [], [], [], [], []
-    for _ in range(runs):
-        context, page, ready, _ = open_page(
-            playwright, tmp, snap.url + "/_bench/bare.html", servers["pyodide_url"]
-        )
-        bare.append(ready)
-        context.close()
-        context, page, ready, sent = open_page(playwright, tmp, snap.url + LESSON)
+def visit_twice(playwright, tmp: str, url: str, settle: bool) -> tuple[float, float, int]:
+    """A first visit and a second one in the same profile; the second after the first visit's
+    offline copy is written (``settle``) or at once. Returns both times and the wire bytes."""
+    context, page, ready, sent = open_page(playwright, tmp, url)
+    try:
         detail = page.evaluate(
             "window.promptdojoKernel.phases.filter(([p]) => p === 'ready').at(-1)[1]"
         )
         assert detail["restored"], detail
-        restored.append(ready)
-        wire.append(max(sent, default=0))
-        page.goto(snap.url + LESSON)
-        second.append(wait_mark(page, "pd:ready"))
+        if settle:
+            offline = page.locator(".offline-status")
+            expect(offline).to_have_attribute("data-state", "ready", timeout=120_000)
+        page.goto(url)
+        return ready, wait_mark(page, "pd:ready"), max(sent, default=0)
+    finally:
         context.close()
-        context, page, ready, _ = open_page(playwright, tmp, cold.url + LESSON)
+
+
+def measure(playwright, tmp: str, servers: dict, runs: int) -> dict[str, object]:
+    snap, cold = servers["snapshot"], servers["cold"]
+    bare, restored, cold_ready, second, now, wire = [], [], [], [], [], []
+    for _ in range(runs):
+        context, _, ready, _ = open_page(
+            playwright, tmp, snap.url + "/_bench/bare.html", servers["pyodide_url"]
+        )
+        bare.append(ready)
+        context.close()
+        for settle, revisits in ((True, second), (False, now)):
+            first, again, sent = visit_twice(playwright, tmp, snap.url + LESSON, settle)
+            restored.append(first)
+            revisits.append(again)
+            wire.append(sent)
+        context, _, ready, _ = open_page(playwright, tmp, cold.url + LESSON)
         cold_ready.append(ready)
         context.close()
     med = statistics.median
@@ -81,6 +99,8 @@ def measure(playwright, tmp: str, servers: dict, runs: int) -> dict[str, object]
         "snapshot_ratio": round(med(restored) / med(bare), 3),
         "cold_ratio": round(med(cold_ready) / med(bare), 3),
         "second_visit_ratio": round(med(second) / med(bare), 3),
+        "revisit_now_ms": round(med(now)),
+        "revisit_now_ratio": round(med(now) / med(bare), 3),
         "snapshot_wire_bytes": round(med(wire)),
         "numpy": servers["numpy"],
         "runs_ms": {
@@ -88,6 +108,7 @@ def measure(playwright, tmp: str, servers: dict, runs: int) -> dict[str, object]
             "snapshot": [round(v) for v in restored],
             "cold": [round(v) for v in cold_ready],
             "second_visit": [round(v) for v in second],
+            "revisit_now": [round(v) for v in now],
         },
     }
 
