@@ -85,7 +85,8 @@ ROWS = [
     (
         "snapshot_boot",
         "core.second_visit_ratio",
-        "second visit (HTTP cache, the first visit's offline copy written), restored"
+        "second visit (the first visit's offline copy written; files from the service worker's"
+        " cache), restored"
         " / first bare boot (314.0.7)",
         ("<=", 0.35),
     ),
@@ -99,7 +100,8 @@ ROWS = [
     (
         "snapshot_boot",
         "numpy_release.second_visit_ratio",
-        "second visit with numpy (HTTP cache, the first visit's offline copy written), restored"
+        "second visit with numpy (the first visit's offline copy written; files from the service"
+        " worker's cache), restored"
         " / first bare boot (0.29.0)",
         ("<=", 0.35),
     ),

@@ -3,7 +3,7 @@
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
-import { installWheels, prepareWheels, unzipArchive, writeArchive } from "./wheels.js";
+import { installWheels, prepareWheels, unzipArchive, wheelsCover, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */
 export const LIBRARY_DIR = "/home/pyodide/promptdojo-lib";
@@ -171,7 +171,7 @@ export async function bootCellRunner({
   // Prepared wheels make the packages ready in parallel with the interpreter's start. Without
   // them, packages are requested through loadPyodide's own `packages` option, so at least their
   // download runs in parallel.
-  const covered = wheels.length > 0 && packages.every((n) => wheels.some((w) => w.name === n));
+  const covered = wheelsCover(wheels, packages);
   const prepared = covered ? (preparedWheels ?? prepareWheels(wheels)) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
   // Unzipped once, while the interpreter starts; written after the restore (or the cold boot).

@@ -3,16 +3,9 @@
 // (why the download failed: the boot reports it and falls back), or `{name, retry}` (the result
 // could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
 // resource timings for the page's byte count.
-import { JOBS, transferables } from "./downloads.js";
+import { JOBS, transferables, watchDownloads } from "./downloads.js";
 
-function watchDownloads() {
-  if (typeof PerformanceObserver === "undefined") return;
-  new PerformanceObserver((list) => {
-    const entries = list.getEntries().map((entry) => [entry.name, entry.transferSize || 0]);
-    self.postMessage({ entries });
-  }).observe({ type: "resource", buffered: true });
-}
-
+/** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {
   try {
     self.postMessage({ name, value }, transferables(value));
@@ -23,7 +16,7 @@ function answer(name, value) {
 
 self.onmessage = ({ data: { name, config } }) => {
   self.onmessage = null; // one job per download worker
-  watchDownloads();
+  watchDownloads((entries) => self.postMessage({ entries }));
   JOBS[name].run(config).then(
     (value) => answer(name, value),
     (error) => self.postMessage({ name, error: String(error?.message ?? error) }),

@@ -5,14 +5,14 @@
 // The work runs in a download worker of its own (download-worker.js), started by the kernel
 // worker. The kernel worker's thread is busy while these bytes arrive (starting Pyodide's loader,
 // instantiating its WebAssembly), and a fetch's body is read on the thread that asked for it: on
-// a second visit, with every file in the HTTP cache, the snapshot spent most of its time waiting
-// for that thread. The download worker's thread is idle, so the bytes arrive as fast as the
+// a second visit, with every file cached, the snapshot spent most of its time waiting for that
+// thread. The download worker's thread is idle, so the bytes arrive as fast as the
 // browser hands them over, and are then moved (not copied) to the kernel worker.
 //
 // Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
 // it did before: nothing is lost but time.
 import { checkedSnapshot } from "./snapshot-file.js";
-import { prepareWheels } from "./wheels.js";
+import { prepareWheels, wheelsCover } from "./wheels.js";
 
 /** The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. */
 export async function fetchBytes(url, what) {
@@ -42,10 +42,24 @@ export const JOBS = {
     run: (config) => downloadSnapshot(config.snapshot),
   },
   wheels: {
-    wanted: (config) => Boolean(config.wheels?.length),
+    // Only wheels the boot will install (boot.js): else loadPackage installs the packages.
+    wanted: (config) => wheelsCover(config.wheels ?? [], config.packages ?? []),
     run: (config) => downloadWheels(config.wheels),
   },
 };
+
+/**
+ * Post this worker's resource timings (`[url, transferSize]` pairs) with `post` as each download
+ * completes: the page adds them up and shows the total while Python boots. Returns `stop()`.
+ */
+export function watchDownloads(post) {
+  if (typeof PerformanceObserver === "undefined") return () => {};
+  const observer = new PerformanceObserver((list) => {
+    post(list.getEntries().map((entry) => [entry.name, entry.transferSize || 0]));
+  });
+  observer.observe({ type: "resource", buffered: true });
+  return () => observer.disconnect();
+}
 
 /** The distinct ArrayBuffers under `value` (a job's result), to move rather than copy. */
 export function transferables(value, found = new Set()) {
@@ -111,26 +125,23 @@ function runInHelper(config, name, onEntries, onFallBack) {
  * Start the downloads a boot needs (`config`: the page's kernel config), each in a download
  * worker (`config.downloadWorkerUrl`), or in this thread where that cannot start. Returns
  * `{snapshot, wheels, where(), stop()}`: a promise per job (undefined when there is nothing to
- * fetch; it rejects with the reason a download failed), where they ran ("download worker", or
- * "kernel worker" once any of them had to run here), and `stop()`, which ends the download
+ * fetch; it rejects with the reason a download failed), where they ran ("download worker",
+ * "kernel worker" once any of them had to run here, or null when nothing was to be downloaded),
+ * and `stop()`, which ends the download
  * workers once the boot no longer needs them. `onEntries` gets the download workers' resource
  * timings (`[url, transferSize]` pairs), which the page adds to the bytes it shows.
  */
 export function startDownloads(config, onEntries = () => {}) {
-  let where = config.downloadWorkerUrl ? "download worker" : "kernel worker";
+  const names = Object.keys(JOBS).filter((name) => JOBS[name].wanted(config));
+  let where = names.length ? "download worker" : null;
   const onFallBack = (why) => {
+    // Said once per boot: the first reason is the one to act on.
     if (where !== "kernel worker") {
-      // Said once: the jobs' workers fail alike.
       console.warn(`promptdojo: downloading in the kernel worker: ${why}`);
     }
     where = "kernel worker";
   };
-  const started = Object.keys(JOBS)
-    .filter((name) => JOBS[name].wanted(config))
-    .map((name) => {
-      if (!config.downloadWorkerUrl) return [name, { result: JOBS[name].run(config), stop() {} }];
-      return [name, runInHelper(config, name, onEntries, onFallBack)];
-    });
+  const started = names.map((name) => [name, runInHelper(config, name, onEntries, onFallBack)]);
   const results = {};
   for (const [name, { result }] of started) {
     result.catch(() => {}); // the boot that awaits it reports it

@@ -74,7 +74,7 @@ export function unpackSnapshot(file) {
 }
 
 /**
- * The snapshot in the file `bytes` (snapshot-file.js), if the file's SHA-256 is `sha256` (hex).
+ * The snapshot in the file `bytes` (the format above), if the file's SHA-256 is `sha256` (hex).
  * Where the Web Crypto digest is missing (a page served over plain HTTP from another host), the
  * restore itself is the check.
  */

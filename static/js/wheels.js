@@ -189,6 +189,14 @@ export async function prepareWheel({ bytes, ...wheel }) {
   return { ...wheel, files, names, distInfo, libraries: libraries.map((n, i) => [n, modules[i]]) };
 }
 
+/**
+ * Whether `wheels` (`{name, ...}` each) hold every one of `packages`: only then are they prepared
+ * and installed here; else Pyodide's `loadPackage` installs the packages.
+ */
+export function wheelsCover(wheels, packages) {
+  return wheels.length > 0 && packages.every((name) => wheels.some((w) => w.name === name));
+}
+
 /** Prepare `wheels` (in install order); rejects with the first reason one cannot be used. */
 export function prepareWheels(wheels) {
   return Promise.all(wheels.map(prepareWheel));

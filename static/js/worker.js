@@ -1,7 +1,7 @@
 // The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
 // defined in protocol.js.
 import { bootCellRunner } from "./boot.js";
-import { fetchBytes, startDownloads } from "./downloads.js";
+import { fetchBytes, startDownloads, watchDownloads } from "./downloads.js";
 import {
   controlValuesProblem,
   FROM_WORKER,
@@ -58,20 +58,6 @@ function postInterrupted(id) {
 }
 
 /**
- * Report this worker's downloads (Pyodide's wasm and stdlib, the learner bundle, packages) as each
- * completes; the page adds its own and shows the total next to the boot phase.
- */
-function watchDownloads() {
-  if (typeof PerformanceObserver === "undefined") return () => {};
-  const observer = new PerformanceObserver((list) => {
-    const entries = list.getEntries().map((entry) => [entry.name, entry.transferSize || 0]);
-    self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
-  });
-  observer.observe({ type: "resource", buffered: true });
-  return () => observer.disconnect();
-}
-
-/**
  * Compile Pyodide's WebAssembly as soon as its bytes arrive, while the snapshot downloads: Pyodide
  * itself compiles it only once it holds the snapshot. Pyodide's own request for the file is
  * answered with a stand-in (the browser would otherwise download and decode the 10 MB a second
@@ -114,16 +100,16 @@ async function init(config) {
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
   };
   phase("downloading");
-  const stopWatching = watchDownloads();
+  // This worker's downloads and its download workers', for the page's byte count.
+  const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
+  const stopWatching = watchDownloads(onEntries);
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason
   // A failed snapshot means a cold boot; failed wheels, Pyodide's own loadPackage.
-  downloads = startDownloads(config, (entries) =>
-    self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries }),
-  );
-  const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
+  downloads = startDownloads(config, onEntries);
   try {
+    const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
     return await bootCellRunner({
       loadPyodide,
       indexURL: config.pyodideUrl,
