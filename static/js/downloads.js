@@ -6,8 +6,8 @@
 // worker. The kernel worker's thread is busy while these bytes arrive (starting Pyodide's loader,
 // instantiating its WebAssembly), and a fetch's body is read on the thread that asked for it: on
 // a second visit, with every file cached, the snapshot spent most of its time waiting for that
-// thread. The download worker's thread is idle, so the bytes arrive as fast as the
-// browser hands them over, and are then moved (not copied) to the kernel worker.
+// thread. The download worker's thread is idle, so the bytes arrive as fast as the browser hands
+// them over, and are then moved (not copied) to the kernel worker.
 //
 // Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
 // it did before: nothing is lost but time.
@@ -85,8 +85,8 @@ function startHelper(url, name) {
 /**
  * Run the job `name` in a download worker of its own (each job has its own thread: unpacking a
  * wheel does not hold up the snapshot's arrival), or here if that worker cannot start or fails.
- * Returns the job's promise; `onEntries` gets the worker's resource timings, `onFallBack` the
- * reason it ran here.
+ * Returns `{result, stop}`: the job's promise, and what ends the worker. `onEntries` gets the
+ * worker's resource timings, `onFallBack` the reason the job ran here.
  */
 function runInHelper(config, name, onEntries, onFallBack) {
   const { helper, why } = startHelper(config.downloadWorkerUrl, name);
@@ -94,15 +94,19 @@ function runInHelper(config, name, onEntries, onFallBack) {
     onFallBack(why);
     return { result: JOBS[name].run(config), stop() {} };
   }
-  let settled = false;
-  let settle;
+  let settle = null; // until the job is answered, here or by the worker
   const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  const take = () => {
+    const pending = settle;
+    settle = null;
+    return pending;
+  };
   const runHere = (reason) => {
     helper.terminate();
-    if (settled) return;
-    settled = true;
+    const pending = take();
+    if (!pending) return;
     onFallBack(reason);
-    JOBS[name].run(config).then(settle.resolve, settle.reject);
+    JOBS[name].run(config).then(pending.resolve, pending.reject);
   };
   helper.onerror = (event) => {
     event.preventDefault();
@@ -112,10 +116,10 @@ function runInHelper(config, name, onEntries, onFallBack) {
   helper.onmessage = ({ data }) => {
     if (data.entries) return onEntries(data.entries);
     if ("retry" in data) return runHere(data.retry);
-    if (settled) return;
-    settled = true;
-    if ("error" in data) settle.reject(new Error(data.error));
-    else settle.resolve(data.value);
+    const pending = take();
+    if (!pending) return;
+    if ("error" in data) pending.reject(new Error(data.error));
+    else pending.resolve(data.value);
   };
   helper.postMessage({ name, config });
   return { result, stop: () => helper.terminate() };
@@ -127,9 +131,9 @@ function runInHelper(config, name, onEntries, onFallBack) {
  * `{snapshot, wheels, where(), stop()}`: a promise per job (undefined when there is nothing to
  * fetch; it rejects with the reason a download failed), where they ran ("download worker",
  * "kernel worker" once any of them had to run here, or null when nothing was to be downloaded),
- * and `stop()`, which ends the download
- * workers once the boot no longer needs them. `onEntries` gets the download workers' resource
- * timings (`[url, transferSize]` pairs), which the page adds to the bytes it shows.
+ * and `stop()`, which ends the download workers once the boot no longer needs them. `onEntries`
+ * gets the download workers' resource timings (`[url, transferSize]` pairs), which the page adds
+ * to the bytes it shows.
  */
 export function startDownloads(config, onEntries = () => {}) {
   const names = Object.keys(JOBS).filter((name) => JOBS[name].wanted(config));
@@ -141,15 +145,11 @@ export function startDownloads(config, onEntries = () => {}) {
     }
     where = "kernel worker";
   };
-  const started = names.map((name) => [name, runInHelper(config, name, onEntries, onFallBack)]);
-  const results = {};
-  for (const [name, { result }] of started) {
-    result.catch(() => {}); // the boot that awaits it reports it
-    results[name] = result;
-  }
+  const jobs = names.map((name) => [name, runInHelper(config, name, onEntries, onFallBack)]);
+  for (const [, { result }] of jobs) result.catch(() => {}); // the boot that awaits it reports it
   return {
-    ...results,
+    ...Object.fromEntries(jobs.map(([name, { result }]) => [name, result])),
     where: () => where,
-    stop: () => started.forEach(([, job]) => job.stop()),
+    stop: () => jobs.forEach(([, job]) => job.stop()),
   };
 }

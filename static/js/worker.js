@@ -93,21 +93,20 @@ function compileCoreEarly(indexURL) {
 }
 
 async function init(config) {
-  // The snapshot and the wheels come from the download worker; "ready" says where they came from.
-  let downloads = null;
-  const phase = (name, detail = {}) => {
-    if (name === "ready") detail = { ...detail, downloadedIn: downloads.where() };
-    self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
-  };
-  phase("downloading");
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason
-  // A failed snapshot means a cold boot; failed wheels, Pyodide's own loadPackage.
-  downloads = startDownloads(config, onEntries);
+  // The snapshot and the wheels, from download workers: a failed snapshot means a cold boot,
+  // failed wheels Pyodide's own loadPackage. "ready" says where they were downloaded.
+  const downloads = startDownloads(config, onEntries);
+  const phase = (name, detail = {}) => {
+    if (name === "ready") detail = { ...detail, downloadedIn: downloads.where() };
+    self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
+  };
+  phase("downloading"); // the starts above post nothing before it
   try {
     const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
     return await bootCellRunner({
