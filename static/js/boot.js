@@ -59,16 +59,60 @@ import gc
 gc.collect()
 `;
 
+/** The allocator calls `zeroFreeHeap` needs: Emscripten's dlmalloc, as both pinned builds export it. */
+const ALLOCATOR = [
+  "_emscripten_builtin_malloc",
+  "_emscripten_builtin_free",
+  "_malloc_usable_size",
+  "_malloc_footprint",
+  "_malloc_footprint_limit",
+  "_malloc_set_footprint_limit",
+];
+
+/**
+ * Zero the memory the C allocator holds free, in Pyodide's Emscripten `module`; returns how many
+ * bytes were zeroed (0 where the build lacks the calls). Freed blocks keep the bytes they held,
+ * and a snapshot carries every page that is not all zeros: after start-up and the imports, about
+ * 3 MB of the heap is free, most of it in whole pages, and a snapshot without them is an eighth
+ * smaller (a sixth compressed). With the heap capped at its current size, every free block is
+ * allocated, zeroed and freed again, largest first: nothing in use is touched, the heap does not
+ * grow, and the same interpreter gives the same bytes.
+ */
+export function zeroFreeHeap(module) {
+  if (!ALLOCATOR.every((name) => typeof module[name] === "function")) return 0;
+  const limit = module._malloc_footprint_limit();
+  module._malloc_set_footprint_limit(module._malloc_footprint());
+  const blocks = [];
+  let zeroed = 0;
+  try {
+    for (let size = 1 << 24; size >= 8; size >>>= 1) {
+      let block = module._emscripten_builtin_malloc(size);
+      for (; block; block = module._emscripten_builtin_malloc(size)) {
+        const length = module._malloc_usable_size(block);
+        module.HEAPU8.fill(0, block, block + length);
+        zeroed += length;
+        blocks.push(block);
+      }
+    }
+  } finally {
+    for (const block of blocks) module._emscripten_builtin_free(block);
+    module._malloc_set_footprint_limit(limit);
+  }
+  return zeroed;
+}
+
 /**
  * Make a memory snapshot (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot`): the
- * interpreter with the learner bundle installed and `promptdojo.kernel` imported. No package is
- * loaded (Pyodide cannot snapshot after loading one with native code), and no JavaScript object
- * is held by Python. Returns Pyodide's bytes (`packSnapshot` makes them the file pages fetch).
+ * interpreter with the learner bundle installed and `promptdojo.kernel` imported, its free heap
+ * zeroed. No package is loaded (Pyodide cannot snapshot after loading one with native code), and
+ * no JavaScript object is held by Python. Returns Pyodide's bytes (`packSnapshot` makes them the
+ * file pages fetch).
  */
 export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
   installLibrary(pyodide, await unzipArchive(new Uint8Array(bundle), "the learner bundle"));
   pyodide.runPython(SNAPSHOT_IMPORTS);
+  zeroFreeHeap(pyodide._module);
   return pyodide.makeMemorySnapshot();
 }
 
