@@ -8,9 +8,11 @@ boot code it was made with. Those inputs name its cache folder, so a change to a
 a new snapshot; the file itself is named by its content hash and served immutable.
 
 This depends on Pyodide's private snapshot API (``_makeSnapshot``, ``makeMemorySnapshot`` and
-``_loadSnapshot``). The page falls back to a cold boot whenever a snapshot fails, and the tests
-restore one in Chromium and in Node for every Pyodide version we serve, so an upgrade that breaks
-the API fails there rather than on a learner's page.
+``_loadSnapshot``), and on the dlmalloc calls the Emscripten module exports, with which
+``boot.js`` zeroes the free heap first (skipped where they are missing). The page falls back to
+a cold boot whenever a snapshot fails, and the tests restore one in Chromium and in Node for
+every Pyodide version we serve, so an upgrade that breaks the API fails there rather than on a
+learner's page.
 """
 
 from __future__ import annotations
