@@ -59,7 +59,7 @@ import gc
 gc.collect()
 `;
 
-/** The allocator calls `zeroFreeHeap` needs: Emscripten's dlmalloc, as both pinned builds export it. */
+/** What `zeroFreeHeap` calls: Emscripten's dlmalloc, as both pinned builds export it. */
 const ALLOCATOR = [
   "_emscripten_builtin_malloc",
   "_emscripten_builtin_free",
