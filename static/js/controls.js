@@ -160,12 +160,16 @@ export function mountControls(section, { values, save, changed, hasLater }) {
  * The live re-run of one cell: `request()` after each change runs the cell once the changes
  * pause; a run in flight is interrupted first, so only the newest values run and nothing queues.
  * `execute()` runs the cell with the current values; `inflight()` is the running run's promise.
+ * `request.cancel()` drops the re-run still due (an explicit Run or Check reads the same values,
+ * and a late re-run would interrupt it).
  */
 export function liveRunner({ execute, inflight, interrupt, delay = LIVE_DEBOUNCE_MS }) {
   let timer = null;
   let waiting = false;
+  let generation = 0;
   const go = async () => {
     timer = null;
+    const mine = generation;
     const busy = inflight();
     if (busy) {
       if (waiting) return; // a run is already due once this one stops: it reads the newest values
@@ -174,10 +178,16 @@ export function liveRunner({ execute, inflight, interrupt, delay = LIVE_DEBOUNCE
       await busy;
       waiting = false;
     }
-    await execute();
+    if (mine === generation) await execute();
   };
-  return () => {
+  const request = () => {
     clearTimeout(timer);
     timer = setTimeout(go, delay);
   };
+  request.cancel = () => {
+    clearTimeout(timer);
+    timer = null;
+    generation += 1;
+  };
+  return request;
 }

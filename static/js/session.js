@@ -29,6 +29,8 @@ export class KernelSession {
     this.stopBeforeStart = false;
     /** Runs waiting for their step's setup: a Stop now is remembered, not sent. */
     this.waitingForSetup = 0;
+    /** How many times the learner asked to stop: a Run or Check waiting its turn is dropped. */
+    this.stops = 0;
     kernel.addRestartListener((reason) => this.replay(reason));
   }
 
@@ -46,6 +48,7 @@ export class KernelSession {
 
   /** Stop the learner's running cell; one still waiting for its setup stops when that ends. */
   requestStop(why = "you pressed Stop") {
+    this.stops += 1;
     if (this.kernel.lastLearnerRun() !== undefined) this.kernel.stop(why);
     else if (this.waitingForSetup > 0) {
       this.stopBeforeStart = true;

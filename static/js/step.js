@@ -234,7 +234,11 @@ function cellRunner(section, ctx, code, controls) {
     }
     return result;
   };
-  const tracked = (withCheck, live) => {
+  const tracked = (withCheck = false, live = false) => {
+    if (!live) {
+      controls.live?.cancel(); // this run reads the newest values: no re-run is due after it
+      if (tracked.inflight) return waitTurn(withCheck);
+    }
     const already = running;
     const run = execute(withCheck, live);
     if (!already && running) {
@@ -246,7 +250,32 @@ function cellRunner(section, ctx, code, controls) {
     return run;
   };
   tracked.inflight = null;
+  const waitTurn = turnTaker(tracked, ctx.session);
   return tracked;
+}
+
+/**
+ * A Run or Check clicked while the cell's run is in flight (a live re-run after a control change,
+ * or an earlier click) waits for that run to end and then runs, with the values shown then,
+ * instead of being dropped. One click waits at a time (the newest decides whether it checks),
+ * and a Stop meanwhile drops it. `start` is the cell's tracked `execute`.
+ */
+function turnTaker(start, session) {
+  let waiting = null;
+  return (withCheck) => {
+    if (waiting) {
+      waiting.withCheck = withCheck;
+      return waiting.run;
+    }
+    const turn = { withCheck, stops: session.stops };
+    waiting = turn;
+    turn.run = (async () => {
+      while (start.inflight) await start.inflight.catch(() => null);
+      waiting = null;
+      return session.stops === turn.stops ? start(turn.withCheck) : null;
+    })();
+    return turn.run;
+  };
 }
 
 /** Show the controls a run declared: all of them when it ran to its end or refused a value. */

@@ -78,3 +78,42 @@ test("rapid changes during a run interrupt it once and run once more, with no qu
   assert.equal(interrupts, 1);
   assert.equal(executed, 1);
 });
+
+test("an explicit run cancels the re-run still due: it neither interrupts that run nor follows it", async () => {
+  const { liveRunner } = await import("../../static/js/controls.js");
+  let interrupts = 0;
+  let executed = 0;
+  let inflight = null;
+  const request = liveRunner({
+    execute: async () => {
+      executed += 1;
+    },
+    inflight: () => inflight,
+    interrupt: () => {
+      interrupts += 1;
+    },
+    delay: 0,
+  });
+  request();
+  request.cancel(); // before the pause ends
+  await tick();
+  await tick();
+  assert.equal(executed, 0);
+
+  // Cancelled while it waits for the interrupted run to end: it does not run afterwards either.
+  let finishRun;
+  inflight = new Promise((resolve) => {
+    finishRun = resolve;
+  });
+  request();
+  while (interrupts === 0) await tick();
+  request.cancel();
+  inflight = null;
+  finishRun();
+  await tick();
+  await tick();
+  assert.equal(executed, 0);
+  request(); // and the next change re-runs as before
+  while (executed === 0) await tick();
+  assert.equal(executed, 1);
+});
