@@ -72,11 +72,11 @@ const ALLOCATOR = [
 /**
  * Zero the memory the C allocator holds free, in Pyodide's Emscripten `module`; returns how many
  * bytes were zeroed (0 where the build lacks the calls). Freed blocks keep the bytes they held,
- * and a snapshot carries every page that is not all zeros: after start-up and the imports, about
- * 3 MB of the heap is free, most of it in whole pages, and a snapshot without them is an eighth
- * smaller (a sixth compressed). With the heap capped at its current size, every free block is
- * allocated, zeroed and freed again, largest first: nothing in use is touched, the heap does not
- * grow, and the same interpreter gives the same bytes.
+ * and a snapshot carries every page that is not all zeros: after start-up and the imports, some
+ * megabytes of the heap are free, most of them in whole pages (`make build` prints the size).
+ * With the heap capped at its current size, every free block is allocated, zeroed and freed
+ * again, largest first: nothing in use is touched, the heap does not grow, and the same
+ * interpreter gives the same bytes.
  */
 export function zeroFreeHeap(module) {
   if (!ALLOCATOR.every((name) => typeof module[name] === "function")) return 0;
@@ -85,9 +85,9 @@ export function zeroFreeHeap(module) {
   const blocks = [];
   let zeroed = 0;
   try {
+    const malloc = (size) => module._emscripten_builtin_malloc(size);
     for (let size = 1 << 24; size >= 8; size >>>= 1) {
-      let block = module._emscripten_builtin_malloc(size);
-      for (; block; block = module._emscripten_builtin_malloc(size)) {
+      for (let block = malloc(size); block; block = malloc(size)) {
         const length = module._malloc_usable_size(block);
         module.HEAPU8.fill(0, block, block + length);
         zeroed += length;

@@ -47,73 +47,68 @@ test("an export carries control values and an import restores them, refusing non
 /** Resolves at the next turn of the event loop, after timers of 0 ms. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-test("rapid changes during a run interrupt it once and run once more, with no queue", async () => {
+/**
+ * A live runner with no pause, counting the runs it starts and the interrupts it sends;
+ * `state.inflight` is the run in flight (null when none), `state.finish()` ends it.
+ */
+async function countedRunner() {
   const { liveRunner } = await import("../../static/js/controls.js");
-  let finishRun;
-  let inflight = new Promise((resolve) => {
-    finishRun = resolve;
-  });
-  let interrupts = 0;
-  let executed = 0;
+  const state = { inflight: null, finish: null, executed: 0, interrupts: 0 };
+  state.start = () => {
+    state.inflight = new Promise((resolve) => {
+      state.finish = () => {
+        state.inflight = null;
+        resolve();
+      };
+    });
+  };
   const request = liveRunner({
     execute: async () => {
-      executed += 1;
+      state.executed += 1;
     },
-    inflight: () => inflight,
+    inflight: () => state.inflight,
     interrupt: () => {
-      interrupts += 1;
+      state.interrupts += 1;
     },
     delay: 0,
   });
+  return { request, state };
+}
+
+test("rapid changes during a run interrupt it once and run once more, with no queue", async () => {
+  const { request, state } = await countedRunner();
+  state.start();
   for (let i = 0; i < 10; i++) request(); // debounced: one go
-  while (interrupts === 0) await tick();
+  while (state.interrupts === 0) await tick();
   request(); // arrives while the interrupted run winds down: folded into the run already due
   await tick();
   await tick();
-  assert.equal(executed, 0); // nothing runs beside the interrupted run
-  inflight = null;
-  finishRun();
-  while (executed === 0) await tick();
+  assert.equal(state.executed, 0); // nothing runs beside the interrupted run
+  state.finish();
+  while (state.executed === 0) await tick();
   await tick();
-  assert.equal(interrupts, 1);
-  assert.equal(executed, 1);
+  assert.equal(state.interrupts, 1);
+  assert.equal(state.executed, 1);
 });
 
 test("an explicit run cancels the re-run still due: it neither interrupts that run nor follows it", async () => {
-  const { liveRunner } = await import("../../static/js/controls.js");
-  let interrupts = 0;
-  let executed = 0;
-  let inflight = null;
-  const request = liveRunner({
-    execute: async () => {
-      executed += 1;
-    },
-    inflight: () => inflight,
-    interrupt: () => {
-      interrupts += 1;
-    },
-    delay: 0,
-  });
+  const { request, state } = await countedRunner();
   request();
   request.cancel(); // before the pause ends
   await tick();
   await tick();
-  assert.equal(executed, 0);
+  assert.equal(state.executed, 0);
 
   // Cancelled while it waits for the interrupted run to end: it does not run afterwards either.
-  let finishRun;
-  inflight = new Promise((resolve) => {
-    finishRun = resolve;
-  });
+  state.start();
   request();
-  while (interrupts === 0) await tick();
+  while (state.interrupts === 0) await tick();
   request.cancel();
-  inflight = null;
-  finishRun();
+  state.finish();
   await tick();
   await tick();
-  assert.equal(executed, 0);
+  assert.equal(state.executed, 0);
   request(); // and the next change re-runs as before
-  while (executed === 0) await tick();
-  assert.equal(executed, 1);
+  while (state.executed === 0) await tick();
+  assert.equal(state.executed, 1);
 });
