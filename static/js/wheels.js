@@ -29,12 +29,11 @@ function unsafeMember(name) {
   return null;
 }
 
-/** Members at least this large (compressed) are inflated by the browser's own zlib. */
-const NATIVE_FROM = 16 * 1024;
 /**
- * Whether `DecompressionStream` inflates: the browser's zlib is about three times as fast as
- * fflate's JavaScript on a cold worker (numpy's wheel: 75 against 200 ms in Chromium). Node's is
- * slower than fflate, so Node (the snapshot maker, `check --pyodide`) keeps fflate.
+ * Whether `DecompressionStream` inflates: the browser's zlib is faster than fflate's JavaScript on
+ * a cold worker, for a wheel's hundreds of small members as well as its large libraries, and the
+ * download worker shares the machine with the interpreter's start. Node's is slower than fflate,
+ * so Node (the snapshot maker, `check --pyodide`) keeps fflate.
  */
 const NATIVE = (() => {
   if (typeof DecompressionStream !== "function" || globalThis.process?.versions?.node) return false;
@@ -46,9 +45,18 @@ const NATIVE = (() => {
   }
 })();
 
+/** The raw deflate stream `data`, inflated by `DecompressionStream`; rejects if it is damaged. */
 async function inflateNative(data) {
-  const stream = new Response(data).body.pipeThrough(new DecompressionStream("deflate-raw"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  const stream = new DecompressionStream("deflate-raw");
+  const writer = stream.writable.getWriter();
+  writer.write(data).catch(() => {}); // a failure is the reader's to report
+  writer.close().catch(() => {});
+  const reader = stream.readable.getReader();
+  const chunks = [];
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    chunks.push(read.value);
+  }
+  return joined(chunks);
 }
 
 function joined(chunks) {
@@ -62,19 +70,18 @@ function joined(chunks) {
   return out;
 }
 
-/** An fflate decoder for deflated members: large ones natively (when `native`), others in JS. */
+/** An fflate decoder for deflated members: natively when `native`, else in JavaScript. */
 function inflateDecoder(native) {
   return class Inflate {
     static compression = 8;
-    constructor(_name, size) {
-      this.native = native && size >= NATIVE_FROM;
+    constructor() {
       this.chunks = [];
     }
     push(chunk, final) {
       this.chunks.push(chunk);
       if (!final) return;
       const data = joined(this.chunks);
-      if (!this.native) {
+      if (!native) {
         this.ondata(null, inflateSync(data), true);
         return;
       }
