@@ -4,6 +4,10 @@
 // could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
 // resource timings for the page's byte count.
 import { JOBS, transferables, watchDownloads } from "./downloads.js";
+import { withOfflineCopy } from "./offline-copy.js";
+
+// The downloads read the course's offline copy first (offline-copy.js).
+self.fetch = withOfflineCopy(self.fetch);
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {

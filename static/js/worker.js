@@ -2,6 +2,7 @@
 // defined in protocol.js.
 import { bootCellRunner } from "./boot.js";
 import { fetchBytes, startDownloads, watchDownloads } from "./downloads.js";
+import { withOfflineCopy } from "./offline-copy.js";
 import {
   controlValuesProblem,
   FROM_WORKER,
@@ -9,6 +10,10 @@ import {
   refusedResult,
   TO_WORKER,
 } from "./protocol.js";
+
+// Every request of this worker, Pyodide's own included (its wasm, standard library and lock
+// file), reads the course's offline copy first.
+self.fetch = withOfflineCopy(self.fetch);
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;

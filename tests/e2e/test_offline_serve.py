@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import click_run, start_server, stop_server, wait_ready
+from tests.e2e.conftest import READY, click_run, start_server, stop_server, wait_ready
+
+#: The files a boot reads from the offline copy on a return visit, by a part of their URL.
+BIG_FILES = ("/snapshot/", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
 
 def test_the_served_course_keeps_working_when_the_server_goes_down(
@@ -35,6 +38,37 @@ def test_the_served_course_keeps_working_when_the_server_goes_down(
         context.close()
         if server.process.poll() is None:
             stop_server(server)
+
+
+def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
+    browser: Browser, fixture_lessons: Path, tmp_path: Path
+) -> None:
+    """Once the course is saved for offline use, the workers read Pyodide, the snapshot and the
+    lock file straight from the browser's cache: no request for them reaches the network or
+    crosses the service worker, and the interpreter is still restored from the snapshot."""
+    server = start_server(fixture_lessons, tmp_path)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        first: list[str] = []
+        page.on("request", lambda request: first.append(request.url))
+        page.goto(f"{server.url}/lessons/hello/1")
+        wait_ready(page)
+        # The first visit asks for each of them: the check below can see such a request.
+        assert all(any(part in url for url in first) for part in BIG_FILES), first
+        expect(page.locator(".offline-status")).to_have_attribute(
+            "data-state", "ready", timeout=120_000
+        )
+        again: list[str] = []
+        page.on("request", lambda request: again.append(request.url))
+        page.reload()
+        wait_ready(page)
+        assert page.evaluate(READY)["restored"] is True
+        asked = [url for url in again if any(part in url for part in BIG_FILES)]
+        assert asked == [], asked
+    finally:
+        context.close()
+        stop_server(server)
 
 
 pytestmark = pytest.mark.browser
