@@ -4,10 +4,7 @@
 // could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
 // resource timings for the page's byte count.
 import { JOBS, transferables, watchDownloads } from "./downloads.js";
-import { withOfflineCopy } from "./offline-copy.js";
-
-// The downloads read the course's offline copy first (offline-copy.js).
-self.fetch = withOfflineCopy(self.fetch);
+import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {
@@ -20,6 +17,8 @@ function answer(name, value) {
 
 self.onmessage = ({ data: { name, config } }) => {
   self.onmessage = null; // one job per download worker
+  // The job's files are read from the course's offline copy first (offline-copy.js).
+  self.fetch = withOfflineCopy(self.fetch, unchangingFiles(config));
   watchDownloads((entries) => self.postMessage({ entries }));
   JOBS[name].run(config).then(
     (value) => answer(name, value),

@@ -10,8 +10,8 @@
 // them over, and are then moved (not copied) to the kernel worker.
 //
 // Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
-// it did before: nothing is lost but time. In both workers, `fetch` reads the course's offline
-// copy first (offline-copy.js).
+// it did before: nothing is lost but time. In both workers, the boot's files are read from the
+// course's offline copy first (offline-copy.js).
 import { checkedSnapshot } from "./snapshot-file.js";
 import { prepareWheels, wheelsCover } from "./wheels.js";
 

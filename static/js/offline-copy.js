@@ -5,26 +5,59 @@
 // from its cache. Asked through the service worker, each file also crosses the service worker's
 // thread on its way from the cache to the worker that asked: the snapshot, the core's wasm and
 // the wheels (tens of megabytes) take that detour while both cores are busy starting Python.
-// Read from Cache Storage here, they come straight to the worker. The rule is the service
-// worker's own for files (content hashed or versioned, so any cached copy is the right one):
-// a same-origin GET that one of our caches holds is answered from it; anything else, or a cache
-// that cannot be read, goes to `fetch` as before.
+// Read from Cache Storage here, they come straight to the worker.
+//
+// Only the boot's own files are read this way, the ones whose URL names their content: Pyodide's
+// release folder (versioned), the learner bundle and the snapshot (content hashed), and the
+// lesson's wheels (checked against their SHA-256 once fetched). For those, any cached copy is
+// the right one. Every other request (a page, whatever a learner's cell fetches), one that asks
+// for something particular (another method, an integrity, a cache mode, a range, a signal), a
+// miss, or a cache that cannot be read goes to `fetch` as before: the service worker applies
+// its own rules.
 import { CACHE_PREFIX } from "./offline-rules.js";
 
-/** Whether a request may be answered from the offline copy: a plain GET, no integrity asked. */
+/**
+ * The URLs of the kernel `config` that the offline copy may answer: a URL ending in "/" covers
+ * everything under it.
+ */
+export function unchangingFiles(config) {
+  const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url];
+  for (const wheel of config.wheels ?? []) urls.push(wheel.url);
+  return urls.filter(Boolean);
+}
+
+/** Whether a request asks for nothing but the file: a GET with no options that change that. */
 function plainGet(input, init) {
   const request = typeof Request === "function" && input instanceof Request ? input : null;
   const method = init?.method ?? request?.method ?? "GET";
   const integrity = init?.integrity ?? request?.integrity ?? "";
-  return method.toUpperCase() === "GET" && !integrity;
+  const cache = init?.cache ?? request?.cache ?? "default";
+  const headers = new Headers(init?.headers ?? request?.headers);
+  return (
+    method.toUpperCase() === "GET" &&
+    !integrity &&
+    cache === "default" &&
+    !headers.has("range") &&
+    !init?.signal
+  );
 }
 
-/** The offline copy's response for `input` (a URL or Request), or undefined. */
-export async function offlineCopy(input, init) {
+/** Whether `href` (absolute) is one of `files` (absolute), or under one that ends in "/". */
+function covered(href, files) {
+  return files.some((file) => (file.endsWith("/") ? href.startsWith(file) : href === file));
+}
+
+/**
+ * The offline copy's response for `input` (a URL or Request), or undefined. `files`: the URLs it
+ * may answer (`unchangingFiles`), relative to the worker's location or absolute.
+ */
+export async function offlineCopy(input, init, files) {
   const storage = globalThis.caches;
   if (!storage || !globalThis.location || !plainGet(input, init)) return undefined;
-  const url = new URL(String(input?.url ?? input), globalThis.location.href);
+  const base = globalThis.location.href;
+  const url = new URL(String(input?.url ?? input), base);
   if (url.origin !== globalThis.location.origin) return undefined;
+  if (!covered(url.href, files.map((file) => new URL(file, base).href))) return undefined;
   try {
     for (const cacheName of await storage.keys()) {
       if (!cacheName.startsWith(CACHE_PREFIX)) continue;
@@ -37,7 +70,7 @@ export async function offlineCopy(input, init) {
   return undefined;
 }
 
-/** `fetchImpl`, answered from the offline copy where that holds the file. */
-export function withOfflineCopy(fetchImpl) {
-  return async (input, init) => (await offlineCopy(input, init)) ?? fetchImpl(input, init);
+/** `fetchImpl`, answered from the offline copy where that holds one of `files`. */
+export function withOfflineCopy(fetchImpl, files) {
+  return async (input, init) => (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
 }

@@ -2,7 +2,7 @@
 // defined in protocol.js.
 import { bootCellRunner } from "./boot.js";
 import { fetchBytes, startDownloads, watchDownloads } from "./downloads.js";
-import { withOfflineCopy } from "./offline-copy.js";
+import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import {
   controlValuesProblem,
   FROM_WORKER,
@@ -11,9 +11,8 @@ import {
   TO_WORKER,
 } from "./protocol.js";
 
-// Every request of this worker, Pyodide's own included (its wasm, standard library and lock
-// file), reads the course's offline copy first.
-self.fetch = withOfflineCopy(self.fetch);
+/** The browser's `fetch`: `init` puts the offline copy in front of it (offline-copy.js). */
+const networkFetch = self.fetch;
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;
@@ -101,6 +100,9 @@ async function init(config) {
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);
+  // The boot's own files (Pyodide's wasm, standard library and lock file included) are read
+  // from the course's offline copy first; every other request goes to the network as before.
+  self.fetch = withOfflineCopy(networkFetch, unchangingFiles(config));
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason

@@ -3,15 +3,29 @@ loses nothing, the page reloads and runs from the course the browser kept."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import READY, click_run, start_server, stop_server, wait_ready
+from tests.e2e.conftest import (
+    READY,
+    click_run,
+    run_code,
+    start_server,
+    stop_server,
+    wait_ready,
+)
 
 #: The files a boot reads from the offline copy on a return visit, by a part of their URL.
-BIG_FILES = ("/snapshot/", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+BIG_FILES = (
+    "/snapshot/",
+    "/bundle/",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
 
 
 def test_the_served_course_keeps_working_when_the_server_goes_down(
@@ -43,9 +57,11 @@ def test_the_served_course_keeps_working_when_the_server_goes_down(
 def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
     browser: Browser, fixture_lessons: Path, tmp_path: Path
 ) -> None:
-    """Once the course is saved for offline use, the workers read Pyodide, the snapshot and the
-    lock file straight from the browser's cache: no request for them reaches the network or
-    crosses the service worker, and the interpreter is still restored from the snapshot."""
+    """Once the course is saved for offline use, the workers read Pyodide, the snapshot, the
+    bundle and the lock file straight from the browser's cache: no request for them reaches the
+    network or crosses the service worker, and the interpreter is still restored from the
+    snapshot. A cell's own request, even for a page the cache holds, still goes through the
+    service worker (pages come from the network first)."""
     server = start_server(fixture_lessons, tmp_path)
     context = browser.new_context()
     try:
@@ -66,9 +82,29 @@ def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
         assert page.evaluate(READY)["restored"] is True
         asked = [url for url in again if any(part in url for part in BIG_FILES)]
         assert asked == [], asked
+        # Step 3: cached, and not prefetched by step 1 (which prefetches its neighbours).
+        other_page = f"{server.url}/lessons/hello/3"
+        started = run_code(
+            page,
+            "import asyncio\nfrom pyodide.http import pyfetch\n"
+            f"fetched = asyncio.ensure_future(pyfetch({other_page!r}))",
+        )
+        assert started == "", started
+        assert fetched_status(page) == "200"
+        assert other_page in again, again
     finally:
         context.close()
         stop_server(server)
+
+
+def fetched_status(page: Page, timeout_s: float = 30.0) -> str:
+    """The HTTP status of the kernel's ``fetched`` task once done, or the error it raised."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = run_code(page, "print(fetched.result().status if fetched.done() else '')").strip()
+        if out or time.monotonic() > deadline:
+            return out
+        page.wait_for_timeout(100)
 
 
 pytestmark = pytest.mark.browser

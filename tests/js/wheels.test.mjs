@@ -71,7 +71,7 @@ test("members outside the install folder, .data folders or no .dist-info: refuse
   }
 });
 
-/** Random text: deflates to about three quarters of its size, so it takes the native path. */
+/** Random text: deflates to about three quarters of its size (a member that stays deflated). */
 function randomText(length) {
   return strToU8(randomBytes(length).toString("base64"));
 }
