@@ -14,6 +14,16 @@ export function otherVersions(names, version) {
 }
 
 /**
+ * Whether the worker `me` (a service worker's own `ServiceWorker`, where the browser gives one)
+ * is being replaced in `registration` by a newer one, a new version: that one then owns the
+ * caches, and `me` must not delete them.
+ */
+export function superseded({ installing, waiting, active }, me) {
+  if (installing || waiting) return true;
+  return Boolean(me && active && active !== me);
+}
+
+/**
  * How a request for `pathname` is answered: "page" (the network first, the cached copy when it
  * fails: pages change with each version), "file" (content hashed or versioned: the cache first),
  * or "other" (the network, then any cached copy).

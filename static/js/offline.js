@@ -76,11 +76,32 @@ export async function keepOffline() {
   const ask = () => navigator.serviceWorker.controller?.postMessage({ type: "cache-course" });
   // A new version's worker takes over (an update): it caches its own version.
   navigator.serviceWorker.addEventListener("controllerchange", ask);
+  let worker;
   try {
-    await register();
+    worker = await register();
   } catch {
     mark.remove();
     return;
   }
+  // A page under an older version's worker asks the host for the new one now: the browser's
+  // own check after a navigation waits until the worker has been idle a while, and may miss a
+  // version published meanwhile. A new worker takes over (above) and caches its own version;
+  // the old one is not asked.
+  const next = navigator.serviceWorker.controller ? await newVersion(worker) : null;
+  if (next) {
+    // Should the new worker fail to install, the old one keeps the course.
+    next.addEventListener("statechange", () => next.state === "redundant" && ask());
+    return;
+  }
   if (await controlled()) ask();
+}
+
+/** The worker of another version that the host now serves, installing; else null. */
+async function newVersion(registration) {
+  try {
+    await registration.update();
+  } catch {
+    return null; // offline, or the host is down: the cached version stays
+  }
+  return registration.installing ?? registration.waiting ?? null;
 }

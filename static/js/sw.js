@@ -7,7 +7,13 @@
 //    one cache, marks it complete, and only then deletes the caches of other versions. Pages
 //    come from the network first; offline, from one complete cache (never two versions mixed).
 //    Files are content hashed or versioned, so any cached copy is the right one.
-import { cacheName, kindOf, missingHeaders, otherVersions } from "./offline-rules.js";
+import {
+  cacheName,
+  kindOf,
+  missingHeaders,
+  otherVersions,
+  superseded,
+} from "./offline-rules.js";
 
 const course = self.promptdojoCourse;
 const CACHE = cacheName(course.version);
@@ -130,7 +136,11 @@ async function fill() {
     await cache.put(COMPLETE, new Response(course.version));
   }
   complete = true;
-  for (const name of otherVersions(await caches.keys(), course.version)) await caches.delete(name);
+  // An old version's worker, asked by a page just before a new version took over, leaves the
+  // caches alone: deleting "the others" would delete the new version's, half filled.
+  if (!superseded(self.registration, self.serviceWorker)) {
+    for (const name of otherVersions(await caches.keys(), course.version)) await caches.delete(name);
+  }
   await broadcast({ type: "offline-ready" });
 }
 

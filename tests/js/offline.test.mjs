@@ -7,6 +7,7 @@ import {
   missingHeaders,
   offlineText,
   otherVersions,
+  superseded,
 } from "../../static/js/offline-rules.js";
 
 const course = {
@@ -36,6 +37,18 @@ test("a complete version deletes every other version's cache and nothing else", 
   const names = [cacheName("v1"), cacheName("v2"), "someone-elses-cache"];
   assert.deepEqual(otherVersions(names, "v2"), [cacheName("v1")]);
   assert.deepEqual(otherVersions([cacheName("v2")], "v2"), []);
+});
+
+test("a worker that a new version replaces deletes no cache", () => {
+  const old = { name: "v1" };
+  const next = { name: "v2" };
+  assert.equal(superseded({ installing: null, waiting: null, active: old }, old), false);
+  assert.equal(superseded({ installing: next, waiting: null, active: old }, old), true);
+  assert.equal(superseded({ installing: null, waiting: next, active: old }, old), true);
+  assert.equal(superseded({ installing: null, waiting: null, active: next }, old), true);
+  // A browser that does not say which worker this is: only an installing or waiting one counts.
+  assert.equal(superseded({ installing: null, waiting: null, active: next }, undefined), false);
+  assert.equal(superseded({ installing: next, waiting: null, active: old }, undefined), true);
 });
 
 test("the offline mark says how far the caching got", () => {
