@@ -83,10 +83,10 @@ export async function keepOffline() {
     mark.remove();
     return;
   }
-  // A page under an older version's worker asks the host for the new one now: the browser's
-  // own check after a navigation waits until the worker has been idle a while, and may miss a
-  // version published meanwhile. A new worker takes over (above) and caches its own version;
-  // the old one is not asked.
+  // A page under an older version's worker asks the host for the new one now: the check the
+  // browser schedules by itself after a navigation can come late, or before a new version was
+  // published. A new worker takes over (above) and caches its own version; the old one is not
+  // asked.
   const next = navigator.serviceWorker.controller ? await newVersion(worker) : null;
   if (next) {
     // Should the new worker fail to install, the old one keeps the course.
