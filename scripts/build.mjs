@@ -36,8 +36,25 @@ for (const name of await readdir(out)) {
   if (name !== "pyodide") await rm(path.join(out, name), { recursive: true, force: true });
 }
 
+// zstddec keeps its WebAssembly in a module-level constant and fetches it as a data: URL, which
+// the pages' content security policy refuses; zstd-decoder.js instantiates it itself.
+const exposeZstdWasm = {
+  name: "expose-zstd-wasm",
+  setup(build) {
+    build.onLoad({ filter: /zstddec[\\/]dist[\\/]zstddec-stream\.mjs$/ }, async (args) => {
+      const text = await readFile(args.path, "utf8");
+      if (!text.includes('\nconst wasm = "')) {
+        throw new Error(`${args.path} no longer holds its wasm constant: update exposeZstdWasm`);
+      }
+      return { contents: `${text}\nexport { wasm as ZSTD_WASM_BASE64 };\n`, loader: "js" };
+    });
+  },
+};
+
 const result = await esbuild.build({
+  plugins: [exposeZstdWasm],
   entryPoints: {
+    zstd: path.join(root, "static/js/zstd.js"),
     start: path.join(root, "static/js/start.js"),
     app: path.join(root, "static/js/app.js"),
     worker: path.join(root, "static/js/worker.js"),

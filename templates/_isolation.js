@@ -26,7 +26,9 @@ self.promptdojoEarlyKernel = (() => {
       early.events.push(event);
     };
     performance.mark("pd:worker-start");
-    worker.postMessage({ config, interrupt });
+    // The boot message of protocol.js, with the step this page opens (`pageStep`).
+    const step = /\/(\d+)\/?(index\.html)?$/.exec(location.pathname);
+    worker.postMessage({ config, interrupt, step: step ? Number(step[1]) : null });
     return early;
   } catch {
     return null; // start.js starts the worker itself, and reports what fails

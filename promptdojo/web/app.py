@@ -38,6 +38,7 @@ from promptdojo.web.package_store import PackageStore
 from promptdojo.web.resources import templates_dir
 from promptdojo.web.settings import Settings
 from promptdojo.web.staticfiles import ImmutableStaticFiles
+from promptdojo.web.twins import export_twins
 from promptdojo.web.urls import Urls
 
 # Browsers refuse to stream-compile wasm or import modules served with the wrong type.
@@ -128,6 +129,12 @@ def create_app(settings: Settings) -> FastAPI:
         else None
     )
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
+    # The export's compressed twins, which its pages decode themselves (web.twins).
+    app.state.twins = (
+        export_twins(app.state, settings.compressed_cache_dir)
+        if settings.static_site and settings.compressed_cache_dir is not None
+        else {}
+    )
 
     if settings.reload:
 

@@ -31,6 +31,7 @@ from promptdojo.web.offline import course_config, service_worker_script
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.settings import Settings
 from promptdojo.web.static_host import headers_file
+from promptdojo.web.twins import twins_config
 from promptdojo.web.urls import normalise_base
 
 #: Written into every export; a non-empty folder without it is never overwritten.
@@ -192,6 +193,8 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         files[f"{SNAPSHOT_URL}/{state.snapshot.filename}".lstrip("/")] = state.snapshot.path
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
+    for twin in state.twins.values():
+        files[twin.url.lstrip("/")] = twin.source
     return files
 
 
@@ -262,9 +265,12 @@ def export_site(
     version = _version(contents)
     urls = app.state.urls
     pages = [urls.of(p.removesuffix("index.html")) for p in contents if p.endswith("index.html")]
-    files = [urls.of(p) for p in contents if not p.endswith((".html", ".map"))]
+    # The offline copy keeps what the pages fetch: a file's twin where it has one.
+    twinned = {path.lstrip("/") for path in app.state.twins}
+    files = [urls.of(p) for p in contents if not p.endswith((".html", ".map")) and p not in twinned]
+    twins = twins_config(app.state.twins, urls.of)
     built = app.state.manifest.root / app.state.manifest.files["sw.js"]
-    contents["sw.js"] = service_worker_script(built, course_config(version, pages, files))
+    contents["sw.js"] = service_worker_script(built, course_config(version, pages, files, twins))
     contents["_headers"] = headers_file(base, contents).encode()
     contents[NOJEKYLL] = b""
     contents[MARKER] = f"promptdojo export, version {version}\n".encode()

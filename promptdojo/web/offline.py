@@ -32,12 +32,22 @@ _NOT_CACHED = {"live.js", "sw.js"}
 router = APIRouter()
 
 
-def course_config(version: str, pages: Iterable[str], files: Iterable[str]) -> dict:
-    """What the service worker knows of the course: URLs are the public ones, with the base."""
+def course_config(
+    version: str,
+    pages: Iterable[str],
+    files: Iterable[str],
+    twins: dict[str, list[str]] | None = None,
+) -> dict:
+    """What the service worker knows of the course: URLs are the public ones, with the base.
+
+    ``twins`` (an export's, :mod:`promptdojo.web.twins`): a file asked for by URL is answered
+    from its compressed twin, decoded.
+    """
     return {
         "version": version,
         "pages": sorted(set(pages)),
         "files": sorted(set(files)),
+        "twins": twins or {},
         "headers": {name.decode(): value.decode() for name, value in SECURITY_HEADERS},
     }
 

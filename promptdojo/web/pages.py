@@ -16,11 +16,13 @@ from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
+from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+from promptdojo.web.twins import twins_config
 
 router = APIRouter()
 
@@ -177,6 +179,12 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
                 wheel_entry(entry, url=url(f"{PACKAGES_URL}/{entry['file_name']}"))
                 for entry in wheels
             ],
+            # The export's compressed copies, which the workers fetch and decode (twins.js).
+            "twins": twins_config(state.twins, url),
+            "zstdUrl": url(state.manifest.url("zstd.js")),
+            # What each step's cells import: the worker imports the opened step's before
+            # "ready", the other steps' after it (the same config on every step).
+            "imports": lesson_imports(lesson),
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }

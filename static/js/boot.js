@@ -197,6 +197,8 @@ async function loadMissing(pyodide, packages, bootErrors) {
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
  * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
+ * @param {string[]} [options.imports]  Modules the page's cells import (promptdojo.course.imports),
+ *   imported before "ready" so that no learner's first Run pays for compiling them.
  * @returns {Promise<CellRunner>}
  */
 export async function bootCellRunner({
@@ -211,6 +213,7 @@ export async function bootCellRunner({
   onStream,
   onPhase = () => {},
   pyodideOptions = {},
+  imports = [],
 }) {
   // Prepared wheels make the packages ready in parallel with the interpreter's start. Without
   // them, packages are requested through loadPyodide's own `packages` option, so at least their
@@ -264,16 +267,15 @@ export async function bootCellRunner({
     );
   }
   const runner = new CellRunner(pyodide, pyKernel, missing);
-  const loaded = packages.filter((name) => !(name in missing));
-  const restored = Boolean(snapshot) && !snapshotFailed;
-  const fromWheels = Boolean(prepared) && !wheelsFailed;
   onPhase("ready", {
     missing: Object.keys(missing),
-    loaded,
-    restored,
+    loaded: packages.filter((name) => !(name in missing)),
+    restored: Boolean(snapshot) && !snapshotFailed,
     snapshotFailed,
-    fromWheels,
+    fromWheels: Boolean(prepared) && !wheelsFailed,
     wheelsFailed,
+    // Imported after the restore: a package's native code cannot be in a snapshot.
+    importedAfterRestore: runner.importModules(imports),
   });
   return runner;
 }
@@ -335,5 +337,27 @@ export class CellRunner {
   /** Forget the namespace `key`. */
   reset(key) {
     this.pyKernel.reset(key);
+  }
+
+  /**
+   * Import `names` (modules the lesson's cells import) into the interpreter, not into any cell's
+   * namespace; returns those that imported. One that fails is left for its cell to report.
+   */
+  importModules(names) {
+    const importlib = this.pyodide.pyimport("importlib");
+    const done = [];
+    try {
+      for (const name of names) {
+        try {
+          importlib.import_module(name)?.destroy?.();
+          done.push(name);
+        } catch {
+          // The cell that imports it shows the error, with its traceback.
+        }
+      }
+    } finally {
+      importlib.destroy?.();
+    }
+    return done;
   }
 }

@@ -2,9 +2,10 @@
 // kernel config; it answers with `{name, value}` (its buffers moved, not copied), `{name, error}`
 // (why the download failed: the boot reports it and falls back), or `{name, retry}` (the result
 // could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
-// resource timings for the page's byte count.
+// resource timings for the page's byte count, `{note}` a compressed copy it could not use.
 import { JOBS, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
+import { withTwins } from "./twins.js";
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {
@@ -17,8 +18,12 @@ function answer(name, value) {
 
 self.onmessage = ({ data: { name, config } }) => {
   self.onmessage = null; // one job per download worker
-  // The job's files are read from the course's offline copy first (offline-copy.js).
-  self.fetch = withOfflineCopy(self.fetch, unchangingFiles(config));
+  // The job's files are read from the course's offline copy first (offline-copy.js), through
+  // their compressed twins where the export has them (twins.js).
+  self.fetch = withTwins(withOfflineCopy(self.fetch, unchangingFiles(config)), config.twins, {
+    loadZstd: () => import(config.zstdUrl).then((module) => module.default),
+    onFallBack: (note) => self.postMessage({ note }), // the kernel worker says it on "ready"
+  });
   watchDownloads((entries) => self.postMessage({ entries }));
   JOBS[name].run(config).then(
     (value) => answer(name, value),

@@ -15,11 +15,21 @@
 import { checkedSnapshot } from "./snapshot-file.js";
 import { prepareWheels, wheelsCover } from "./wheels.js";
 
-/** The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. */
-export async function fetchBytes(url, what) {
+/**
+ * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
+ * download that breaks off (a dropped connection, a damaged compressed copy) is asked for once
+ * more: the second answer may come from another source (twins.js falls back to the file).
+ */
+export async function fetchBytes(url, what, tries = 2) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
-  return response.arrayBuffer();
+  try {
+    return await response.arrayBuffer();
+  } catch (error) {
+    if (tries <= 1) throw new Error(`${what} could not be fetched (${error?.message ?? error})`);
+    console.warn(`promptdojo: ${what} broke off (${error?.message ?? error}); fetching it again`);
+    return fetchBytes(url, what, tries - 1);
+  }
 }
 
 /** The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason. */
@@ -89,7 +99,7 @@ function startHelper(url, name) {
  * Returns `{result, stop}`: the job's promise, and what ends the worker. `onEntries` gets the
  * worker's resource timings, `onFallBack` the reason the job ran here.
  */
-function runInHelper(config, name, onEntries, onFallBack) {
+function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
   const { helper, why } = startHelper(config.downloadWorkerUrl, name);
   if (!helper) {
     onFallBack(why);
@@ -116,6 +126,7 @@ function runInHelper(config, name, onEntries, onFallBack) {
   helper.onmessageerror = () => runHere("its result could not be moved to the kernel worker");
   helper.onmessage = ({ data }) => {
     if (data.entries) return onEntries(data.entries);
+    if (data.note) return onNote(data.note);
     if ("retry" in data) return runHere(data.retry);
     const pending = take();
     if (!pending) return;
@@ -134,9 +145,9 @@ function runInHelper(config, name, onEntries, onFallBack) {
  * "kernel worker" once any of them had to run here, or null when nothing was to be downloaded),
  * and `stop()`, which ends the download workers once the boot no longer needs them. `onEntries`
  * gets the download workers' resource timings (`[url, transferSize]` pairs), which the page adds
- * to the bytes it shows.
+ * to the bytes it shows; `onNote` what they say of a compressed copy they could not use.
  */
-export function startDownloads(config, onEntries = () => {}) {
+export function startDownloads(config, onEntries = () => {}, onNote = console.warn) {
   const names = Object.keys(JOBS).filter((name) => JOBS[name].wanted(config));
   let where = names.length ? "download worker" : null;
   const onFallBack = (why) => {
@@ -146,7 +157,8 @@ export function startDownloads(config, onEntries = () => {}) {
     }
     where = "kernel worker";
   };
-  const jobs = names.map((name) => [name, runInHelper(config, name, onEntries, onFallBack)]);
+  const listeners = { onEntries, onNote };
+  const jobs = names.map((name) => [name, runInHelper(config, name, listeners, onFallBack)]);
   for (const [, { result }] of jobs) result.catch(() => {}); // the boot that awaits it reports it
   return {
     ...Object.fromEntries(jobs.map(([name, { result }]) => [name, result])),

@@ -23,6 +23,7 @@ import { CACHE_PREFIX } from "./offline-rules.js";
 export function unchangingFiles(config) {
   const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url];
   for (const wheel of config.wheels ?? []) urls.push(wheel.url);
+  for (const [twin] of Object.values(config.twins ?? {})) urls.push(twin); // twins.js
   return urls.filter(Boolean);
 }
 

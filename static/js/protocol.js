@@ -1,9 +1,10 @@
 // The messages between the page's kernel client (kernel.js) and the kernel worker (worker.js).
 //
 // Page → worker:
-//   {config, interrupt}                 the first message, and only the first: boot Pyodide.
+//   {config, interrupt, step}           the first message, and only the first: boot Pyodide.
 //                                       `config` is the server's kernel config, `interrupt` an
-//                                       Int32Array on a SharedArrayBuffer, or null. The step
+//                                       Int32Array on a SharedArrayBuffer, or null, `step` the
+//                                       step the page opened (its imports come first). The step
 //                                       page's inline script sends it (templates/_isolation.js),
 //                                       else kernel.js (`bootMessage`)
 //   {type: "run", id, code, key, cellId, controls}  run `code` in the namespace `key` (one per
@@ -27,7 +28,13 @@ export const TO_WORKER = Object.freeze({ RUN: "run", CANCEL: "cancel" });
 
 /** The first message to a kernel worker: boot Pyodide with `config`. */
 export function bootMessage(config, interrupt) {
-  return { config, interrupt };
+  return { config, interrupt, step: pageStep(globalThis.location?.pathname ?? "") };
+}
+
+/** The step a page's path opens (`…/lessons/<id>/<n>` or `…/<n>/`), or null. */
+export function pageStep(pathname) {
+  const found = /\/(\d+)\/?(index\.html)?$/.exec(pathname);
+  return found ? Number(found[1]) : null;
 }
 
 export const FROM_WORKER = Object.freeze({

@@ -29,6 +29,10 @@ export function phaseText(phase, detail, downloaded) {
     // Said once, on the ready line; the page works as after any cold boot.
     text += ` (started from scratch: ${detail.snapshotFailed})`;
   }
+  if (phase === "ready" && detail.fellBack?.length) {
+    // A compressed copy the host broke: the file itself was fetched (twins.js). Said once.
+    text += ` (${detail.fellBack.join("; ")})`;
+  }
   if (phase === "ready" && detail.missing?.length) {
     text += ` (without ${detail.missing.join(", ")}: see the message when a cell imports it)`;
   }

@@ -14,6 +14,7 @@ import {
   otherVersions,
   superseded,
 } from "./offline-rules.js";
+import { withTwins } from "./twins.js";
 
 const course = self.promptdojoCourse;
 const CACHE = cacheName(course.version);
@@ -75,6 +76,17 @@ async function respond(request, kind, isolate) {
   }
 }
 
+/**
+ * An export's loaders and assets with a gzip twin (twins.js): asked for one, this worker answers
+ * with its twin decoded, from the offline copy or the network. The workers fetch the big zstd
+ * twins themselves.
+ */
+const gzipTwins = Object.fromEntries(
+  Object.entries(course.twins ?? {}).filter(([, [, coding]]) => coding === "gzip"),
+);
+const twinned = new Set(Object.keys(gzipTwins).map((url) => new URL(url, self.location).pathname));
+const twinFetch = withTwins((input) => respond(new Request(input), "file", false), gzipTwins);
+
 self.addEventListener("fetch", (event) => {
   const { request } = event;
   const url = new URL(request.url);
@@ -82,6 +94,10 @@ self.addEventListener("fetch", (event) => {
   const navigate = request.mode === "navigate";
   const kind = kindOf(url.pathname, course, navigate);
   const isolate = navigate || ISOLATED.has(request.destination);
+  if (twinned.has(url.pathname) && !request.headers.has("range")) {
+    event.respondWith(twinFetch(request.url).then(isolate ? withHeaders : (response) => response));
+    return;
+  }
   // Before the course is cached, the big files (Pyodide, the snapshot) are left to the
   // browser's own fetch instead of being piped through this worker.
   if (!isolate && kind !== "page" && !complete) return;

@@ -3,6 +3,7 @@
 import { bootCellRunner } from "./boot.js";
 import { fetchBytes, startDownloads, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
+import { withTwins } from "./twins.js";
 import {
   controlValuesProblem,
   FROM_WORKER,
@@ -56,6 +57,23 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
+/**
+ * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
+ * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
+ * arrives meanwhile waits for one import at most.
+ */
+async function importInTurns(runner, imports, step) {
+  const numbers = Object.keys(imports).map(Number);
+  numbers.sort((a, b) => (a < step) - (b < step) || a - b);
+  const done = new Set(imports[step] ?? []);
+  for (const name of numbers.flatMap((number) => imports[number])) {
+    if (done.has(name)) continue;
+    done.add(name);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    runner.importModules([name]);
+  }
+}
+
 /** Answer run `id` as stopped: cancelled before it started, or interrupted outside the cell. */
 function postInterrupted(id) {
   self.postMessage({ type: FROM_WORKER.RESULT, id, result: interruptedResult() });
@@ -96,21 +114,31 @@ function compileCoreEarly(indexURL) {
   };
 }
 
-async function init(config) {
+async function init(config, step) {
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);
   // The boot's own files (Pyodide's wasm, standard library and lock file included) are read
   // from the course's offline copy first; every other request goes to the network as before.
-  self.fetch = withOfflineCopy(networkFetch, unchangingFiles(config));
+  // An export's files come through their compressed twins (twins.js); a twin that fails is said
+  // once, on the ready line, and the file itself fetched.
+  const fellBack = [];
+  const note = (message) => {
+    console.warn(message);
+    fellBack.push(message.replace(/^promptdojo: /, ""));
+  };
+  self.fetch = withTwins(withOfflineCopy(networkFetch, unchangingFiles(config)), config.twins, {
+    loadZstd: () => import(config.zstdUrl).then((module) => module.default),
+    onFallBack: note,
+  });
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason
   // The snapshot and the wheels, from download workers: a failed snapshot means a cold boot,
   // failed wheels Pyodide's own loadPackage. "ready" says where they were downloaded.
-  const downloads = startDownloads(config, onEntries);
+  const downloads = startDownloads(config, onEntries, note);
   const phase = (name, detail = {}) => {
-    if (name === "ready") detail = { ...detail, downloadedIn: downloads.where() };
+    if (name === "ready") detail = { ...detail, downloadedIn: downloads.where(), fellBack };
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
   };
   phase("downloading"); // the starts above post nothing before it
@@ -127,6 +155,7 @@ async function init(config) {
       snapshot: downloads.snapshot,
       onStream,
       onPhase: phase,
+      imports: config.imports?.[step] ?? [],
     });
   } finally {
     stopWatching();
@@ -139,8 +168,9 @@ self.onmessage = async (event) => {
   if (ready === null) {
     // The first message boots (protocol.js): from the page's inline script, or from kernel.js.
     interrupt = message.interrupt;
-    ready = init(message.config).then((runner) => {
+    ready = init(message.config, message.step).then((runner) => {
       if (interrupt) runner.setInterruptBuffer(interrupt);
+      importInTurns(runner, message.config.imports ?? {}, message.step);
       return runner;
     });
     ready.catch((error) =>

@@ -147,3 +147,45 @@ def test_base_urls_are_normalised() -> None:
     assert normalise_base("course") == "/course/"
     assert normalise_base("/a/b") == "/a/b/"
     assert normalise_base("/") == "/"
+
+
+def test_big_files_get_compressed_twins_that_pages_and_the_worker_name(
+    lessons: Path, tmp_path: Path
+) -> None:
+    import gzip
+
+    import zstandard
+
+    out = tmp_path / "site"
+    compressed = Settings(
+        lessons_dir=lessons,
+        package_cache_dir=tmp_path / "pkgs",
+        compressed_cache_dir=tmp_path / "compressed",
+    )
+    export_site(compressed, out)
+    config = json.loads(
+        (out / "sw.js").read_text().split("\n", 1)[0].removeprefix("self.promptdojoCourse = ")[:-1]
+    )
+    twins = config["twins"]
+    wasm = next(url for url in twins if url.endswith("pyodide.asm.wasm"))
+    assert twins[wasm] == [wasm + ".zst", "zstd"]
+    loader = next(url for url in twins if url.endswith(("pyodide.asm.mjs", "pyodide.asm.js")))
+    assert twins[loader] == [loader + ".gz", "gzip"]
+    decode = {"zstd": zstandard.ZstdDecompressor().decompress, "gzip": gzip.decompress}
+    for url, (twin, coding) in twins.items():
+        plain, packed = (out / url.lstrip("/")).read_bytes(), (out / twin.lstrip("/")).read_bytes()
+        assert decode[coding](packed) == plain, url
+        assert len(packed) < 0.9 * len(plain), url
+    # The offline copy keeps what pages fetch: the twins, not the files they stand for.
+    assert set(twins).isdisjoint(config["files"])
+    assert {twin for twin, _ in twins.values()} <= set(config["files"])
+    page = (out / "lessons" / "hello" / "1" / "index.html").read_text()
+    assert "pyodide.asm.wasm.zst" in page
+    assert (out / wasm.lstrip("/")).stat().st_size > 3 * (
+        out / (wasm + ".zst").lstrip("/")
+    ).stat().st_size
+
+
+def test_an_export_without_a_compressed_cache_has_no_twins(lessons: Path, tmp_path: Path) -> None:
+    export_site(settings(lessons, tmp_path), tmp_path / "site")
+    assert not list((tmp_path / "site").rglob("*.zst"))

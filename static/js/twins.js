@@ -1,0 +1,143 @@
+// The static export's compressed copies ("twins"), decoded by the page itself.
+//
+// Most static hosts send a binary file as it is: `python -m http.server` compresses nothing,
+// others skip `application/wasm` or `application/octet-stream`, CloudFront skips files over
+// 10 MB. So the export puts a compressed twin beside each big file (`pyodide.asm.wasm.zst`,
+// `pyodide.asm.js.gz`; promptdojo.web.twins), and the kernel config and the service worker's
+// course list name them. Asked for the file, the wrapper below fetches its twin and decodes it
+// as it arrives: gzip with the browser's `DecompressionStream`, zstd with zstd-decoder.js. The
+// result is a plain response for the file, so streaming compilation still overlaps the download.
+//
+// Nothing is lost on a bad link or host: a twin the host answers with an error, or that cannot
+// be fetched, leaves the request to the file itself; a twin the host decoded on the way (sent
+// with `Content-Encoding`, as some hosts do for `.gz`) does not start with its format's magic
+// number and is passed on as it is; a twin that turns out damaged or cut short errors its
+// response (a caller asking again gets the file itself). Each is said once, through `onFallBack`.
+
+/** The first bytes of each format (RFC 8878 and RFC 1952). */
+export const MAGIC = { zstd: [0x28, 0xb5, 0x2f, 0xfd], gzip: [0x1f, 0x8b] };
+/** The content type of a file the page asks for, by suffix (browsers check the first two). */
+const TYPES = {
+  ".wasm": "application/wasm",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".json": "application/json",
+  ".css": "text/css",
+};
+
+/** The content type to give the decoded response for `url`. */
+export function contentType(url) {
+  const path = new URL(url, "http://x/").pathname;
+  const suffix = path.slice(path.lastIndexOf("."));
+  return TYPES[suffix] ?? "application/octet-stream";
+}
+
+/** A decoder for `coding`: the browser's for gzip; zstd from `loadZstd` (zstd-decoder.js). */
+export async function decoderFor(coding, loadZstd) {
+  if (coding === "gzip") return new DecompressionStream("gzip");
+  if (coding === "zstd") return (await loadZstd())();
+  throw new Error(`no decoder for ${coding}`);
+}
+
+function startsWith(head, magic) {
+  return magic.every((byte, i) => head[i] === byte);
+}
+
+/**
+ * `body` (a twin's stream) decoded from `coding` (`makeDecoder(coding)` gives a
+ * TransformStream), or passed on as it is when its first bytes are not that format's (the host
+ * decoded it on the way). Resolves once the first bytes are in.
+ */
+export async function decodedBody(body, coding, makeDecoder) {
+  const reader = body.getReader();
+  let head = new Uint8Array(0);
+  while (head.length < 4) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const joined = new Uint8Array(head.length + value.length);
+    joined.set(head);
+    joined.set(value, head.length);
+    head = joined;
+  }
+  const stream = new ReadableStream({
+    start(controller) {
+      if (head.length) controller.enqueue(head);
+    },
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return startsWith(head, MAGIC[coding]) ? stream.pipeThrough(await makeDecoder(coding)) : stream;
+}
+
+/** `stream`, passed on; `onError(why)` is called if it errors (and it still errors). */
+function guard(stream, onError) {
+  const reader = stream.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { value, done } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        onError(String(error?.message ?? error));
+        controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** Whether a request asks for nothing but the file (the twin holds nothing else). */
+function plainRequest(input, init) {
+  const request = typeof Request === "function" && input instanceof Request ? input : null;
+  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  const headers = new Headers(init?.headers ?? request?.headers);
+  return method === "GET" && !headers.has("range") && !(init?.integrity ?? request?.integrity);
+}
+
+/**
+ * `fetchImpl`, with each file of `twins` (`{url: [twinUrl, coding]}`, URLs relative to the
+ * worker or absolute) fetched through its twin and decoded. `loadZstd()` gives zstd's decoder
+ * factory (loaded only when a zstd twin is asked for); `onFallBack(message)` hears, once per
+ * file, why the file itself was fetched instead.
+ */
+export function withTwins(fetchImpl, twins, { loadZstd, onFallBack = console.warn } = {}) {
+  const base = globalThis.location?.href ?? "http://localhost/";
+  const table = new Map(
+    Object.entries(twins ?? {}).map(([url, [twin, coding]]) => [
+      new URL(url, base).href,
+      { twin: new URL(twin, base).href, coding },
+    ]),
+  );
+  if (!table.size) return fetchImpl;
+  const failed = new Set();
+  const fallBack = (href, why) => {
+    if (failed.has(href)) return;
+    failed.add(href);
+    const name = href.slice(href.lastIndexOf("/") + 1);
+    onFallBack(`promptdojo: the compressed copy of ${name} was not used (${why}); fetching ${name} itself`);
+  };
+  const makeDecoder = (coding) => decoderFor(coding, loadZstd);
+  return async (input, init) => {
+    const href = new URL(String(input?.url ?? input), base).href;
+    const entry = table.get(href);
+    if (!entry || failed.has(href) || !plainRequest(input, init)) return fetchImpl(input, init);
+    try {
+      const response = await fetchImpl(entry.twin, { signal: init?.signal });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const body = await decodedBody(response.body, entry.coding, makeDecoder);
+      return new Response(
+        guard(body, (why) => fallBack(href, why)),
+        { status: 200, headers: { "content-type": contentType(href) } },
+      );
+    } catch (error) {
+      if (error?.name === "AbortError") throw error;
+      fallBack(href, String(error?.message ?? error));
+      return fetchImpl(input, init);
+    }
+  };
+}

@@ -1,0 +1,117 @@
+// The export's compressed twins (static/js/twins.js): fetched and decoded in place of the file,
+// passed on when the host decoded them already, and the file itself fetched when a twin fails.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { test } from "node:test";
+import { gzipSync } from "node:zlib";
+
+import { withTwins } from "../../static/js/twins.js";
+import { zstdStreams } from "../../static/js/zstd-decoder.js";
+import { zstdWasmBase64 } from "./zstd-wasm.mjs";
+
+const here = new URL(".", import.meta.url);
+const raw = new Uint8Array(await readFile(new URL("fixtures/sample.bin", here)));
+const zst = new Uint8Array(await readFile(new URL("fixtures/sample.bin.zst", here)));
+const zstd = zstdStreams(await zstdWasmBase64());
+const BASE = "http://course.test/pyodide/";
+
+/** A host serving `files` (URL -> bytes or a Response maker), counting requests per URL. */
+function host(files) {
+  const asked = [];
+  const fetchImpl = async (input) => {
+    const url = String(input?.url ?? input);
+    asked.push(url);
+    const file = files[url];
+    if (typeof file === "function") return file();
+    if (!file) return new Response("not found", { status: 404 });
+    return new Response(file, { status: 200 });
+  };
+  return { fetchImpl, asked };
+}
+
+function wrapped(files, twins) {
+  const { fetchImpl, asked } = host(files);
+  const said = [];
+  const fetch = withTwins(fetchImpl, twins, {
+    loadZstd: () => zstd,
+    onFallBack: (message) => said.push(message),
+  });
+  return { fetch, asked, said };
+}
+
+const bytes = async (response) => new Uint8Array(await response.arrayBuffer());
+
+test("a zstd twin and a gzip twin are fetched instead of their files, and decoded", async () => {
+  const gz = gzipSync(raw);
+  const { fetch, asked, said } = wrapped(
+    { [`${BASE}a.wasm.zst`]: zst, [`${BASE}b.js.gz`]: gz },
+    { [`${BASE}a.wasm`]: [`${BASE}a.wasm.zst`, "zstd"], [`${BASE}b.js`]: [`${BASE}b.js.gz`, "gzip"] },
+  );
+  const wasm = await fetch(`${BASE}a.wasm`);
+  assert.equal(wasm.headers.get("content-type"), "application/wasm");
+  assert.deepEqual(await bytes(wasm), raw);
+  const js = await fetch(new Request(`${BASE}b.js`));
+  assert.equal(js.headers.get("content-type"), "text/javascript");
+  assert.deepEqual(await bytes(js), raw);
+  assert.deepEqual(asked, [`${BASE}a.wasm.zst`, `${BASE}b.js.gz`]);
+  assert.deepEqual(said, []);
+});
+
+test("a twin the host decoded on the way is passed on as it is", async () => {
+  const { fetch, said } = wrapped(
+    { [`${BASE}a.wasm.zst`]: raw },
+    { [`${BASE}a.wasm`]: [`${BASE}a.wasm.zst`, "zstd"] },
+  );
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  assert.deepEqual(said, []);
+});
+
+test("a missing twin leaves the request to the file, said once", async () => {
+  const { fetch, asked, said } = wrapped(
+    { [`${BASE}a.wasm`]: raw },
+    { [`${BASE}a.wasm`]: [`${BASE}a.wasm.zst`, "zstd"] },
+  );
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  assert.deepEqual(asked, [`${BASE}a.wasm.zst`, `${BASE}a.wasm`, `${BASE}a.wasm`]);
+  assert.equal(said.length, 1);
+  assert.match(said[0], /compressed copy of a\.wasm was not used \(HTTP 404\)/);
+});
+
+test("a damaged or cut twin errors its response; asked again, the file itself comes", async () => {
+  const damaged = zst.slice();
+  damaged[Math.floor(damaged.length / 2)] ^= 0x5a;
+  // The connection drops after two chunks have arrived.
+  const cut = () => {
+    let pulls = 0;
+    return new Response(
+      new ReadableStream({
+        pull(controller) {
+          pulls += 1;
+          if (pulls > 2) controller.error(new TypeError("network error"));
+          else controller.enqueue(zst.subarray((pulls - 1) * 10_000, pulls * 10_000));
+        },
+      }),
+    );
+  };
+  for (const twin of [damaged, cut]) {
+    const { fetch, said } = wrapped(
+      { [`${BASE}a.wasm`]: raw, [`${BASE}a.wasm.zst`]: twin },
+      { [`${BASE}a.wasm`]: [`${BASE}a.wasm.zst`, "zstd"] },
+    );
+    await assert.rejects(bytes(await fetch(`${BASE}a.wasm`)));
+    assert.equal(said.length, 1);
+    assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  }
+});
+
+test("other files and requests that ask for more than the file go to the network", async () => {
+  const { fetch, asked } = wrapped(
+    { [`${BASE}a.wasm`]: raw, [`${BASE}other.zip`]: raw },
+    { [`${BASE}a.wasm`]: [`${BASE}a.wasm.zst`, "zstd"] },
+  );
+  await fetch(`${BASE}other.zip`);
+  await fetch(`${BASE}a.wasm`, { headers: { range: "bytes=0-10" } });
+  await fetch(`${BASE}a.wasm`, { method: "HEAD" });
+  assert.deepEqual(asked, [`${BASE}other.zip`, `${BASE}a.wasm`, `${BASE}a.wasm`]);
+});
