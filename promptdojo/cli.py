@@ -25,6 +25,10 @@ def _main() -> None:
 DEFAULT_CACHE = Path(".cache/pyodide-packages")
 #: Compressed copies of the served Pyodide release's files (promptdojo.pyodide.compressed).
 DEFAULT_COMPRESSED_CACHE = Path(".cache/compressed")
+CompressedCache = Annotated[
+    Path,
+    typer.Option(help="Where compressed copies of Pyodide's files are kept (made once per file)."),
+]
 
 pyodide_app = typer.Typer(help="Pyodide packages for the browser kernel.", no_args_is_help=True)
 app.add_typer(pyodide_app, name="pyodide")
@@ -125,6 +129,7 @@ def serve(
         Path,
         typer.Option(help="Where memory snapshots are kept (made there when missing)."),
     ] = DEFAULT_SNAPSHOT_CACHE,
+    compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
     no_snapshot: Annotated[
         bool,
         typer.Option(
@@ -158,7 +163,7 @@ def serve(
         package_upstream=None if offline else package_upstream or DEFAULT_UPSTREAM,
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
-        compressed_cache_dir=DEFAULT_COMPRESSED_CACHE.resolve(),
+        compressed_cache_dir=compressed_cache.resolve(),
     )
     try:
         application = create_app(settings)
@@ -194,6 +199,7 @@ def export(
     snapshot_cache: Annotated[
         Path, typer.Option(help="Where memory snapshots are kept (made there when missing).")
     ] = DEFAULT_SNAPSHOT_CACHE,
+    compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
     no_snapshot: Annotated[
         bool, typer.Option("--no-snapshot", help="Export no memory snapshot (cold boots).")
     ] = False,
@@ -201,7 +207,8 @@ def export(
     """Write the lessons as a static site for any host or CDN, usable offline once opened.
 
     OUT gets the index and step pages, the assets, Pyodide, the learner bundle, the snapshot,
-    every package wheel the lessons declare, a service worker and a _headers file. Deploying:
+    every package wheel the lessons declare, a service worker and a _headers file, with a
+    compressed copy beside each big file that pages decode themselves. Deploying:
     docs/deploying.md.
     """
     from promptdojo.pyodide.release import ReleaseError
@@ -217,7 +224,7 @@ def export(
         package_cache_dir=package_cache.resolve(),
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
-        compressed_cache_dir=DEFAULT_COMPRESSED_CACHE.resolve(),
+        compressed_cache_dir=compressed_cache.resolve(),
     )
     try:
         result = export_site(settings, out, lessons or [], base_url)

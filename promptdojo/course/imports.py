@@ -51,7 +51,6 @@ def step_imports(step: Step, packages: Iterable[str]) -> list[str]:
     return list(found)
 
 
-
 def lesson_imports(lesson: Lesson) -> dict[str, list[str]]:
     """:func:`step_imports` of every step, by step number (as text, a JSON object's keys)."""
     return {str(step.number): step_imports(step, lesson.packages) for step in lesson.steps}

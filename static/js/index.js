@@ -1,5 +1,5 @@
 // The lesson index: each lesson's progress in this browser ("3 / 7 steps done").
-import { keepOffline } from "./offline.js";
+import { registerWorker } from "./offline.js";
 import { loadProgress, stepsDone } from "./store.js";
 
 for (const item of document.querySelectorAll(".lesson-list li[data-lesson]")) {
@@ -12,5 +12,6 @@ for (const item of document.querySelectorAll(".lesson-list li[data-lesson]")) {
   note.hidden = false;
 }
 
-// The index caches the whole course for offline use at once: no Python is starting here.
-keepOffline();
+// The service worker, for the steps opened from here; the offline copy starts once a step's
+// Python is ready, so that it never shares the link with a boot.
+registerWorker();

@@ -24,6 +24,15 @@ function register() {
   return registration;
 }
 
+/**
+ * Register the service worker without asking it to cache anything: the index does this, so that
+ * the step a learner opens from it is isolated at once, while the course's offline copy waits
+ * for that step's Python (a copy started here would share the learner's link with its boot).
+ */
+export function registerWorker() {
+  if (serviceWorkers()) register().catch(() => {});
+}
+
 /** Resolves true once a service worker controls this page, false after the timeout. */
 function controlled() {
   if (navigator.serviceWorker.controller) return Promise.resolve(true);

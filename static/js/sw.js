@@ -114,7 +114,9 @@ async function store(cache, url, page) {
   if (await cache.match(url, LOOKUP)) return;
   let response = page ? undefined : await caches.match(url, LOOKUP);
   if (!response) {
-    response = await fetch(url, { cache: page ? "no-cache" : "default" });
+    // A file's URL names its content: the copy the boot just fetched, in the HTTP cache, is the
+    // right one even when the host gave it no caching headers (python -m http.server).
+    response = await fetch(url, { cache: page ? "no-cache" : "force-cache" });
     if (!response.ok) throw new Error(`${url} answered HTTP ${response.status}`);
   }
   await cache.put(url, response);

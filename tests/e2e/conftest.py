@@ -58,6 +58,8 @@ class Server:
 #: The checkout's snapshot cache (``make build`` fills it): every test server shares it, so a
 #: snapshot is made once per Pyodide build, not once per server.
 SNAPSHOTS = Path(__file__).resolve().parents[2] / ".cache" / "snapshots"
+#: Compressed copies of the served Pyodide's files, shared by every server the tests start.
+COMPRESSED = Path(__file__).resolve().parents[2] / ".cache" / "compressed"
 
 
 def start_server(
@@ -73,6 +75,8 @@ def start_server(
     log = tmp / f"server-{port}.log"
     if not {"--no-snapshot", "--snapshot-cache"} & set(extra):
         extra = (*extra, "--snapshot-cache", str(SNAPSHOTS))
+    if "--compressed-cache" not in extra:  # made once per file, shared by every test
+        extra = (*extra, "--compressed-cache", str(COMPRESSED))
     process = subprocess.Popen(
         [str(python), "-m", "promptdojo", "serve", str(lessons), "--port", str(port), *extra],
         stdout=log.open("wb"),

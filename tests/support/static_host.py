@@ -40,14 +40,17 @@ def _wait(url: str, process: subprocess.Popen | None = None) -> None:
 
 
 @contextmanager
-def plain_server(root: Path) -> Iterator[str]:
-    """``python -m http.server`` serving ``root``: the base URL, e.g. ``http://127.0.0.1:PORT``."""
+def plain_server(root: Path, log: Path | None = None) -> Iterator[str]:
+    """``python -m http.server`` serving ``root``: the base URL, e.g. ``http://127.0.0.1:PORT``.
+
+    ``log`` gets its request log (one line per request, with the status).
+    """
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
         cwd=root,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log.open("wb") if log is not None else subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:

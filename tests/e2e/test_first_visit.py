@@ -1,0 +1,112 @@
+"""A learner's first visit fetches each file once, and the big ones compressed: from
+``promptdojo serve --pyodide-dir`` and from the export behind ``python -m http.server``, with the
+course's offline copy made afterwards from what the boot already fetched."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.conftest import (
+    COMPRESSED,
+    READY,
+    SNAPSHOTS,
+    start_server,
+    stop_server,
+    wait_ready,
+)
+from tests.e2e.test_export import copy_lessons
+from tests.support.static_host import plain_server
+
+STEP = "lessons/needs-numpy/1"
+#: A request line and its status, in http.server's and in uvicorn's logs.
+REQUEST = re.compile(r'"GET (?P<path>[^ ?"]+)[^"]*" (?P<status>\d{3})')
+OFFLINE_TIMEOUT_MS = 180_000
+
+
+def fetched(log: Path) -> Counter[str]:
+    """How often each path was answered in full (200) in a server's request log."""
+    return Counter(
+        m["path"] for m in REQUEST.finditer(log.read_text(errors="replace")) if m["status"] == "200"
+    )
+
+
+def first_visit(browser: Browser, url: str) -> dict:
+    """Open ``url`` in a fresh profile, wait until Python is ready and the course is kept
+    offline; returns the ready phase's detail."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        wait_ready(page)  # across the isolation reload behind a host without headers
+        detail = page.evaluate(READY)
+        expect(page.locator(".offline-status")).to_have_attribute(
+            "data-state", "ready", timeout=OFFLINE_TIMEOUT_MS
+        )
+        return detail
+    finally:
+        context.close()
+
+
+def assert_each_file_once(counts: Counter[str]) -> None:
+    """Pages may be asked again (the isolation reload, the offline copy revalidates them);
+    every other file is downloaded once at most."""
+    twice = {
+        path: n
+        for path, n in counts.items()
+        if n > 1 and not path.endswith(("/", ".html")) and "/lessons/" not in path
+    }
+    assert not twice, f"downloaded more than once: {twice}"
+
+
+def test_the_export_sends_compressed_twins_and_each_file_once(
+    browser: Browser, numpy_release: object, tmp_path: Path
+) -> None:
+    lessons = copy_lessons(tmp_path / "lessons", ("needs-numpy",))
+    out = tmp_path / "site"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "promptdojo", "export", str(out)),
+            *("--lessons-dir", str(lessons), "--pyodide-dir", str(numpy_release.path)),
+            *("--package-cache", str(tmp_path / "no-cache"), "--snapshot-cache", str(SNAPSHOTS)),
+            *("--compressed-cache", str(COMPRESSED)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    log = tmp_path / "requests.log"
+    with plain_server(out, log) as url:
+        detail = first_visit(browser, f"{url}/{STEP}/")
+    counts = fetched(log)
+    assert detail["restored"] is True
+    assert detail["fellBack"] == []
+    assert "numpy" in detail["importedAfterRestore"]
+    assert_each_file_once(counts)
+    # The big files came as their twins, never as themselves.
+    version = numpy_release.version
+    assert counts[f"/pyodide/{version}/pyodide.asm.wasm.zst"] == 1, counts
+    assert counts[f"/pyodide/{version}/pyodide.asm.wasm"] == 0
+    snapshots = [path for path in counts if path.startswith("/snapshot/")]
+    assert snapshots, counts
+    assert all(path.endswith(".bin.zst") for path in snapshots), snapshots
+
+
+def test_serve_sends_each_file_once(
+    browser: Browser, numpy_release: object, fixture_lessons: Path, tmp_path: Path
+) -> None:
+    server = start_server(fixture_lessons, tmp_path, "--pyodide-dir", str(numpy_release.path))
+    try:
+        detail = first_visit(browser, f"{server.url}/{STEP}")
+    finally:
+        stop_server(server)
+    assert detail["restored"] is True
+    assert "numpy" in detail["importedAfterRestore"]
+    counts = fetched(server.log)
+    assert_each_file_once(counts)
+    assert counts[f"/pyodide/{numpy_release.version}/pyodide.asm.wasm"] == 1, counts
