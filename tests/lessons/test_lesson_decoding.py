@@ -275,7 +275,7 @@ def test_step_six_formats_table_and_step_ratio_match_the_library() -> None:
         row = re.search(rf"\| {name} \| (\d+) \| (\d+) \| ([\d.]+) \|", six)
         assert row, name
         block, nbytes, bpw = int(row.group(1)), int(row.group(2)), float(row.group(3))
-        assert 8 * nbytes / block == bpw == BPW[name], name
+        assert 8 * nbytes / block == bpw == BPW[name].bits_per_weight, name
     w = TinyLM.load().weights["layers.0.wq"].T.astype(np.float64)
     from promptdojo.quantization import quantize_symmetric
 
