@@ -111,22 +111,27 @@ FORMATS: dict[str, Format] = {
 }
 
 
-def decode_tokens_per_second(weight_bytes: float, bandwidth: float) -> float:
-    """An upper bound on decoding speed when memory bandwidth is the limit.
+def decode_tokens_per_second(
+    weight_bytes: float, bandwidth: float, kv_bytes: float = 0.0, batch: int = 1
+) -> float:
+    """An upper bound on each sequence's decoding speed when memory bandwidth is the limit.
 
-    Generating one token reads every weight once (batch 1), and reading, not arithmetic, is the
-    bottleneck (weight-only formats are expanded back to floats after reading), so the time per
-    token is at least ``weight_bytes / bandwidth``: fewer bytes, more tokens per second. Real
-    engines reach a fraction of it (the KV cache is read too, and kernels do not run at peak
-    bandwidth).
+    One decode step produces one token for each of ``batch`` sequences. It reads every weight
+    once, whatever the batch, and each sequence's whole KV cache (``kv_bytes`` per sequence), so
+    a step takes at least ``(weight_bytes + batch · kv_bytes) / bandwidth`` seconds. Reading, not
+    arithmetic, is the limit until the batch is large (weight-only formats are expanded back to
+    floats after reading). The batch's total is ``batch`` times the result. Real engines reach a
+    fraction of it: kernels do not run at peak bandwidth.
 
     Example:
         >>> round(decode_tokens_per_second(16e9, bandwidth=1e12))  # 16 GB of weights at 1 TB/s
         62
+        >>> round(decode_tokens_per_second(16e9, 1e12, kv_bytes=2e9, batch=8))  # per sequence
+        31
     """
-    if weight_bytes <= 0 or bandwidth <= 0:
-        raise ValueError("weight_bytes and bandwidth must be > 0")
-    return float(bandwidth) / float(weight_bytes)
+    if weight_bytes <= 0 or bandwidth <= 0 or kv_bytes < 0 or batch < 1:
+        raise ValueError("weight_bytes and bandwidth must be > 0, kv_bytes >= 0 and batch >= 1")
+    return float(bandwidth) / (float(weight_bytes) + int(batch) * float(kv_bytes))
 
 
 def model_size(n_params: int, fmt: str) -> int:
