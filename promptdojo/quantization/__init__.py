@@ -14,6 +14,7 @@ Schemes and the semantics they follow:
   (``quantize_row_q8_0_ref`` / ``quantize_row_q4_0_ref``);
 * :func:`quantize_fp8`, :func:`quantize_nvfp4`, :func:`quantize_mxfp4`: the float formats of GPU
   serving, with their real blocks and scale formats (:mod:`promptdojo.quantization.floats`);
+* :func:`quantize_gptq`: calibrated int codes (GPTQ), the same storage as round-to-nearest;
 * :data:`FORMATS`: each format's bits per weight, block, element and scale types, and whether its
   codes are rounded to nearest or calibrated.
 
@@ -36,6 +37,7 @@ from promptdojo.quantization.floats import (
     quantize_nvfp4,
     round_to_float,
 )
+from promptdojo.quantization.gptq import quantize_gptq
 from promptdojo.quantization.llamacpp import (
     BlockQuantized,
     dequantize_q4_0,
@@ -79,6 +81,7 @@ __all__ = [
     "pack_int4",
     "quantize_asymmetric",
     "quantize_fp8",
+    "quantize_gptq",
     "quantize_mxfp4",
     "quantize_nvfp4",
     "quantize_q4_0",

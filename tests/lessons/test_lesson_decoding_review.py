@@ -140,3 +140,17 @@ def test_step_five_points_to_the_serving_lesson_and_step_six_covers_gpu_formats(
 def test_steps_are_rebalanced() -> None:
     assert len(LESSON.steps) == 7
     assert prose_words(1) < 650, prose_words(1)
+
+
+def test_calibration_lowers_output_error_at_the_same_storage() -> None:
+    rows = dict(
+        (m[0].strip(), (float(m[1]), float(m[2])))
+        for m in re.findall(
+            r"^(\S.*?) +weights SNR +([\d.]+) dB, outputs SNR +([\d.]+) dB$",
+            stdout(6, "calibrated"),
+            re.M,
+        )
+    )
+    assert rows["GPTQ"][1] > rows["round-to-nearest"][1] + 3, rows
+    assert rows["GPTQ"][0] < rows["round-to-nearest"][0], rows
+    assert FORMATS["int4-g128"].rounding.startswith("round-to-nearest, or calibrated")

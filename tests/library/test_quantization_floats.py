@@ -97,3 +97,31 @@ def test_formats_carry_real_layouts() -> None:
     assert model_size(8_000_000_000, "MXFP4") == 4_250_000_000
     with pytest.raises(ValueError, match="blocks of 16"):
         quantize_nvfp4(np.ones((2, 24)))
+
+
+def test_gptq_trades_weight_error_for_output_error_on_correlated_inputs() -> None:
+    from promptdojo.quantization import quantize_gptq
+
+    rng = np.random.default_rng(1)
+    mix = rng.normal(size=(16, 128))
+    calibration, unseen = rng.normal(size=(512, 16)) @ mix, rng.normal(size=(512, 16)) @ mix
+    w = rng.normal(size=(32, 128))
+    rtn = quantize_symmetric(w, 4, group_size=64).dequantize()
+    q = quantize_gptq(w, calibration, bits=4, group_size=64)
+    gptq = q.dequantize()
+    assert snr_db(unseen @ w.T, unseen @ gptq.T) > snr_db(unseen @ w.T, unseen @ rtn.T) + 3
+    assert snr_db(w, gptq) < snr_db(w, rtn)  # the weights themselves moved further
+    # The same storage as rounding to nearest: int codes within ±7, one scale per group of 64.
+    plain = quantize_symmetric(w, 4, group_size=64)
+    assert (q.codes.shape, q.scale.shape, q.bits_per_weight) == (
+        plain.codes.shape,
+        plain.scale.shape,
+        plain.bits_per_weight,
+    )
+    assert np.abs(q.codes).max() <= 7
+    # With uncorrelated inputs and no damping to speak of, there is nothing to exploit: GPTQ
+    # quantizes column by column exactly like rounding to nearest.
+    eye = quantize_gptq(w, np.eye(128), bits=4, group_size=64, damp=0.0)
+    assert np.allclose(eye.dequantize(), rtn)
+    with pytest.raises(ValueError, match="samples, inputs"):
+        quantize_gptq(w, calibration[:, :100])
