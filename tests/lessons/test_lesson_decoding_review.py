@@ -35,7 +35,7 @@ def test_w1_sampler_defaults_are_vllms_not_hugging_faces() -> None:
     two = flat(2)
     assert "as in Hugging Face" not in two
     assert "as vLLM's `SamplingParams` does (top-k off)" in two
-    for fact in ("`do_sample=True`", "`top_k=50`", "`generation_config.json`"):
+    for fact in ("`do_sample=False`", "`top_k=50`", "`generation_config.json`"):
         assert fact in two, fact
     doc = " ".join((Sampler.__doc__ or "").split())
     assert "as vLLM's ``SamplingParams`` does" in doc
