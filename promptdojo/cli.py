@@ -23,6 +23,8 @@ def _main() -> None:
 
 
 DEFAULT_CACHE = Path(".cache/pyodide-packages")
+#: Compressed copies of the served Pyodide release's files (promptdojo.pyodide.compressed).
+DEFAULT_COMPRESSED_CACHE = Path(".cache/compressed")
 
 pyodide_app = typer.Typer(help="Pyodide packages for the browser kernel.", no_args_is_help=True)
 app.add_typer(pyodide_app, name="pyodide")
@@ -156,6 +158,7 @@ def serve(
         package_upstream=None if offline else package_upstream or DEFAULT_UPSTREAM,
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
+        compressed_cache_dir=DEFAULT_COMPRESSED_CACHE.resolve(),
     )
     try:
         application = create_app(settings)
@@ -214,6 +217,7 @@ def export(
         package_cache_dir=package_cache.resolve(),
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
+        compressed_cache_dir=DEFAULT_COMPRESSED_CACHE.resolve(),
     )
     try:
         result = export_site(settings, out, lessons or [], base_url)

@@ -8,9 +8,13 @@ The PyTorch model mirrors the numpy one exactly (RMSNorm, rotate-half RoPE, grou
 attention, SwiGLU, tied embeddings). The script checks that: it evaluates held-out perplexity in
 both and stores the PyTorch figure in the weights file, where a test compares it with numpy's.
 
+The weights ship in float16 (half the bytes every page downloads); the model *is* those rounded
+weights, so the PyTorch perplexity stored beside them is measured after the rounding.
+
 Run it with PyTorch installed (``pip install torch==2.13.0``), from the repository root:
 
     python scripts/train_tinylm.py --steps 3000
+    python scripts/train_tinylm.py --from-shipped   # no training: re-store the shipped weights
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ sys.path.insert(0, str(ROOT))
 from promptdojo.tinylm.model import HELDOUT, WEIGHTS, Config, TinyLM  # noqa: E402
 from promptdojo.tinylm.tokenizer import CharTokenizer  # noqa: E402
 
+#: How the weights are stored: every page downloads them, and float16 halves the bytes.
+SHIPPED_DTYPE = torch.float16
 SKIP_DIRS = {"test", "tests", "idlelib", "lib2to3", "site-packages", "ensurepip", "turtledemo"}
 
 
@@ -144,7 +150,24 @@ class Model(nn.Module):
             out[p + "mlp_norm"] = layer.mlp_norm.weight
             for name in ("wq", "wk", "wv", "wo", "w1", "w3", "w2"):
                 out[p + name] = getattr(layer, name).weight.T
-        return {k: v.detach().to(torch.float32).numpy().copy() for k, v in out.items()}
+        return {k: v.detach().to(SHIPPED_DTYPE).numpy().copy() for k, v in out.items()}
+
+    @torch.no_grad()
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        """Take ``weights`` (the numpy layout, any float dtype): the inverse of :meth:`export`."""
+
+        def put(param: torch.Tensor, value: np.ndarray, transpose: bool = False) -> None:
+            tensor = torch.from_numpy(np.asarray(value, dtype=np.float32))
+            param.copy_(tensor.T if transpose else tensor)
+
+        put(self.embed.weight, weights["embed"])
+        put(self.final_norm.weight, weights["final_norm"])
+        for i, layer in enumerate(self.layers):
+            p = f"layers.{i}."
+            put(layer.attn_norm.weight, weights[p + "attn_norm"])
+            put(layer.mlp_norm.weight, weights[p + "mlp_norm"])
+            for name in ("wq", "wk", "wv", "wo", "w1", "w3", "w2"):
+                put(getattr(layer, name).weight, weights[p + name], transpose=True)
 
 
 @torch.no_grad()
@@ -167,7 +190,15 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--heldout-chars", type=int, default=16384)
+    parser.add_argument(
+        "--from-shipped",
+        action="store_true",
+        help="no training: store the shipped weights again in the shipped dtype",
+    )
     args = parser.parse_args()
+    if args.from_shipped:
+        reship()
+        return
 
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
@@ -215,27 +246,52 @@ def main() -> None:
             )
 
     model.eval()
-    torch_ppl = torch_perplexity(model, heldout_ids, config.context)
-    tiny = TinyLM(config, model.export(), tokenizer)
     HELDOUT.write_text(heldout_text, encoding="utf-8")
-    numpy_ppl = tiny.perplexity()
     meta = {
         "corpus": f"docstrings of the Python {sys.version.split()[0]} standard library",
         "training_characters": int(data.numel()),
         "steps": args.steps,
         "batch": args.batch,
         "seed": args.seed,
-        "torch_version": torch.__version__,
-        "torch_heldout_ppl": torch_ppl,
     }
+    ship(model, meta, heldout_ids)
+
+
+def ship(model: Model, meta: dict, heldout_ids: np.ndarray) -> None:
+    """Store ``model``'s weights as shipped (float16) with ``meta``, after checking that numpy and
+    PyTorch agree on the held-out perplexity of exactly those weights."""
+    weights = model.export()
+    model.load(weights)  # the rounded weights are the model; measure that one
+    torch_ppl = torch_perplexity(model, heldout_ids, model.c.context)
+    as_float32 = {k: v.astype(np.float32) for k, v in weights.items()}
+    numpy_ppl = TinyLM(model.c, as_float32).perplexity()
+    meta = dict(
+        meta,
+        torch_version=torch.__version__,
+        torch_heldout_ppl=torch_ppl,
+        weights_dtype=str(np.dtype(weights["embed"].dtype)),
+    )
     buffer = io.BytesIO()
     np.savez_compressed(
-        buffer, meta=np.array(json.dumps(dict(meta, config=asdict(config)))), **tiny.weights
+        buffer, meta=np.array(json.dumps(dict(meta, config=asdict(model.c)))), **weights
     )
     WEIGHTS.write_bytes(buffer.getvalue())
     print(json.dumps(meta, indent=2))
     print(f"held-out perplexity: torch {torch_ppl:.4f}, numpy {numpy_ppl:.4f}")
-    print(f"wrote {WEIGHTS} ({WEIGHTS.stat().st_size:,} bytes) and {HELDOUT}")
+    print(f"wrote {WEIGHTS} ({WEIGHTS.stat().st_size:,} bytes)")
+
+
+def reship() -> None:
+    """``--from-shipped``: store the shipped weights again as :data:`SHIPPED_DTYPE`; no training."""
+    with np.load(WEIGHTS, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        weights = {k: data[k] for k in data.files if k != "meta"}
+    config = Config(**meta.pop("config"))
+    model = Model(config)
+    model.load(weights)
+    model.eval()
+    heldout_ids = CharTokenizer().encode(HELDOUT.read_text(encoding="utf-8"))
+    ship(model, meta, heldout_ids)
 
 
 if __name__ == "__main__":

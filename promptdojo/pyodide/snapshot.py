@@ -29,6 +29,7 @@ import zstandard
 
 from promptdojo.pyodide.bundle import LearnerBundle
 from promptdojo.pyodide.cache import sha256_of
+from promptdojo.pyodide.compressed import CODINGS, ZSTD_LEVEL, ZSTD_WINDOW_LOG, compress
 from promptdojo.pyodide.node import HERE, boot_module, node
 
 #: The Node script that makes a snapshot.
@@ -44,10 +45,7 @@ _DIGEST = "snapshot.sha256"
 #: The maker writes brotli and gzip; zstd is written here (Node 20 has no zstd). A browser that
 #: accepts zstd decodes it several times faster than brotli, at a smaller size, and the
 #: snapshot's decoding competes with the boot's other work for the CPU.
-COPIES = (("zstd", "zst"), ("br", "br"), ("gzip", "gz"))
-#: zstd's level for the copy, and its window: at most 8 MiB, the most browsers decode (RFC 9659).
-ZSTD_LEVEL = 19
-ZSTD_WINDOW_LOG = 23
+COPIES = CODINGS
 
 
 class SnapshotError(RuntimeError):
@@ -98,7 +96,7 @@ def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
         "maker": sha256_of(MAKER),
         "copies": [suffix for _, suffix in COPIES],
         # The same level gives other bytes under another libzstd.
-        "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG, zstandard.ZSTD_VERSION],
+        "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG, "checksum", zstandard.ZSTD_VERSION],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -174,10 +172,7 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
 
 def _write_zstd(path: Path) -> None:
     """Write the zstd copy of the snapshot at ``path`` (deterministic: one thread, fixed level)."""
-    params = zstandard.ZstdCompressionParameters.from_level(
-        ZSTD_LEVEL, window_log=ZSTD_WINDOW_LOG, write_content_size=True
-    )
-    data = zstandard.ZstdCompressor(compression_params=params).compress(path.read_bytes())
+    data = compress(path.read_bytes(), "zstd")
     partial = path.with_name(f"{path.name}.zst.tmp")
     partial.write_bytes(data)
     partial.replace(path.with_name(f"{path.name}.zst"))

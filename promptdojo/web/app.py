@@ -23,9 +23,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from promptdojo import __version__
 from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
 from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
+from promptdojo.pyodide.compressed import folder_copies
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
-from promptdojo.pyodide.release import RELEASE_URL, Release
+from promptdojo.pyodide.release import COMMON_FILES, LOADERS, RELEASE_URL, Release
 from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, ensure_snapshot
 from promptdojo.web import offline, pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
@@ -120,6 +121,12 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
     app.state.core_dir = core
+    # The release's big files go out compressed, as the built-in core's do (made once).
+    app.state.release_copies = (
+        folder_copies(release.path, [*COMMON_FILES, *LOADERS], settings.compressed_cache_dir)
+        if release is not None and settings.compressed_cache_dir is not None
+        else None
+    )
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
 
     if settings.reload:
@@ -144,7 +151,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
     if release is not None:
         app.mount(
-            release.url.rstrip("/"), ImmutableStaticFiles(directory=release.path), name="pyodide"
+            release.url.rstrip("/"),
+            ImmutableStaticFiles(directory=release.path, copies=app.state.release_copies),
+            name="pyodide",
         )
 
     @app.exception_handler(StarletteHTTPException)

@@ -9,7 +9,7 @@ from fastapi.responses import FileResponse, Response
 
 from promptdojo.pyodide.snapshot import COPIES
 from promptdojo.web.package_store import PackageUnavailableError
-from promptdojo.web.staticfiles import IMMUTABLE
+from promptdojo.web.staticfiles import IMMUTABLE, accepted_codings
 
 BUNDLE_URL = "/bundle"
 SNAPSHOT_URL = "/snapshot"
@@ -35,9 +35,7 @@ async def memory_snapshot(request: Request, filename: str) -> Response:
     if snapshot is None or filename != snapshot.filename:
         current = snapshot.filename if snapshot else "none (this server boots Python cold)"
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
-    accepted = {
-        part.split(";")[0].strip() for part in request.headers.get("accept-encoding", "").split(",")
-    }
+    accepted = accepted_codings(request.scope)
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
     for encoding, suffix in COPIES:
         if encoding in accepted and snapshot.encoded(suffix).is_file():

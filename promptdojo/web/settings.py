@@ -25,6 +25,9 @@ class Settings:
     pyodide_dir: Path | None = None
     #: Where memory snapshots are kept and made (``None``: no snapshot; every page boots cold).
     snapshot_cache_dir: Path | None = None
+    #: Where compressed copies of an unpacked release's files are kept (``None``: sent as they
+    #: are); the export's compressed copies come from here too.
+    compressed_cache_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
     assets_dir: Path | None = None
     #: The path every URL in pages starts with (``/course/`` for a static export below a path).

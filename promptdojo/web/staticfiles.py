@@ -1,44 +1,75 @@
 """Static files under content-hashed or versioned URLs: cached forever, sent precompressed.
 
-The build writes ``name.br`` and ``name.gz`` beside each compressible asset; this picks the best
-one the browser accepts and never compresses per request (the wasm is 9 MB).
+Compressed copies are made ahead of time, never per request (the wasm is 9 MB): the front-end
+build writes ``name.br`` and ``name.gz`` beside each compressible asset, and an unpacked Pyodide
+release (``serve --pyodide-dir``) gets zstd, brotli and gzip copies kept by content
+(:mod:`promptdojo.pyodide.compressed`). This picks the best one the browser accepts.
 """
 
 from __future__ import annotations
 
 import os
-from typing import ClassVar
+from collections.abc import Mapping
+from pathlib import Path
 
 from starlette.datastructures import Headers
 from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from promptdojo.pyodide.compressed import CODINGS
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-class ImmutableStaticFiles(StaticFiles):
-    """Starlette's path-safe static files, plus long caching and precompressed variants."""
+def accepted_codings(scope: Scope) -> set[str]:
+    """The content codings a request's ``Accept-Encoding`` allows (``q=0`` refuses one)."""
+    accepted = set()
+    for part in Headers(scope=scope).get("accept-encoding", "").split(","):
+        coding, *params = (item.strip() for item in part.split(";"))
+        refused = any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params)
+        if coding and not refused:
+            accepted.add(coding.lower())
+    return accepted
 
-    ENCODINGS: ClassVar[tuple[tuple[str, str], ...]] = (("br", ".br"), ("gzip", ".gz"))
+
+class ImmutableStaticFiles(StaticFiles):
+    """Starlette's path-safe static files, plus long caching and precompressed variants.
+
+    ``copies`` maps a path below the folder to its compressed copies by content coding; without
+    it, copies are looked for beside each file (``name.br``, ``name.gz``, ``name.zst``).
+    """
+
+    def __init__(
+        self,
+        *,
+        directory: str | os.PathLike[str],
+        copies: Mapping[str, Mapping[str, Path]] | None = None,
+    ) -> None:
+        super().__init__(directory=directory)
+        self.copies = copies
+
+    def _copy(self, path: str, coding: str, suffix: str) -> tuple[str, os.stat_result] | None:
+        if self.copies is not None:
+            found = self.copies.get(path, {}).get(coding)
+            return (str(found), found.stat()) if found is not None else None
+        full_path, stat_result = self.lookup_path(f"{path}.{suffix}")
+        return (full_path, stat_result) if stat_result is not None else None
 
     async def get_response(self, path: str, scope: Scope) -> Response:
         response = await super().get_response(path, scope)
         if response.status_code != 200 or not isinstance(response, FileResponse):
             return response
-        accepted = Headers(scope=scope).get("accept-encoding", "")
-        tokens = {part.split(";")[0].strip() for part in accepted.split(",")}
-        for encoding, suffix in self.ENCODINGS:
-            if encoding not in tokens:
-                continue
-            full_path, stat_result = self.lookup_path(path + suffix)
-            if stat_result is None:
+        accepted = accepted_codings(scope)
+        for coding, suffix in CODINGS:
+            found = coding in accepted and self._copy(path, coding, suffix)
+            if not found:
                 continue
             variant = FileResponse(
-                full_path,
-                stat_result=stat_result,
+                found[0],
+                stat_result=found[1],
                 media_type=response.media_type,
-                headers={"content-encoding": encoding, "vary": "accept-encoding"},
+                headers={"content-encoding": coding, "vary": "accept-encoding"},
             )
             variant.headers["cache-control"] = IMMUTABLE
             return variant

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import zipfile
+from pathlib import Path
 
 from fastapi.testclient import TestClient
+
+from promptdojo.pyodide.dist import build_dir
+from promptdojo.web.app import create_app
+from promptdojo.web.assets import AssetManifest
+from promptdojo.web.settings import Settings
 
 
 def _config_value(client: TestClient, name: str) -> str:
@@ -114,3 +121,53 @@ def test_zips_are_not_recompressed(client: TestClient) -> None:
     base = _config_value(client, "pyodideUrl")
     response = client.get(base + "python_stdlib.zip", headers={"accept-encoding": "br, gzip"})
     assert "content-encoding" not in response.headers
+
+
+def test_a_refused_coding_is_never_sent(client: TestClient) -> None:
+    base = _config_value(client, "pyodideUrl")
+    url = base + "pyodide.asm.wasm"
+    assert client.get(url, headers={"accept-encoding": "br;q=0, gzip"}).headers[
+        "content-encoding"
+    ] == ("gzip")
+    refused = client.get(url, headers={"accept-encoding": "br; q=0.0, gzip;q=0"})
+    assert "content-encoding" not in refused.headers
+
+
+def test_an_unpacked_release_is_sent_compressed_as_the_built_in_core_is(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    built = AssetManifest.load(build_dir()).pyodide_dir
+    release = tmp_path / "pyodide"
+    release.mkdir()
+    for source in built.iterdir():
+        if not source.name.endswith((".br", ".gz")):
+            shutil.copyfile(source, release / source.name)
+    (release / "package.json").write_text('{"name": "pyodide", "version": "314.0.7"}')
+    settings = Settings(
+        lessons_dir=fixture_lessons,
+        package_cache_dir=tmp_path / "pkgs",
+        pyodide_dir=release,
+        compressed_cache_dir=tmp_path / "compressed",
+    )
+    client = TestClient(create_app(settings))
+    url = "/pyodide/314.0.7/pyodide.asm.wasm"
+    raw = client.get(url, headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in raw.headers
+    assert raw.content == (release / "pyodide.asm.wasm").read_bytes()
+    for accepted, coding in (
+        ("gzip, deflate, br, zstd", "zstd"),
+        ("gzip, br", "br"),
+        ("gzip", "gzip"),
+        ("zstd;q=0, gzip", "gzip"),
+    ):
+        response = client.get(url, headers={"accept-encoding": accepted})
+        assert response.headers["content-encoding"] == coding, accepted
+        assert response.headers["content-type"] == "application/wasm"
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert int(response.headers["content-length"]) < len(raw.content) // 2, coding
+        if coding != "zstd":  # httpx decodes br and gzip
+            assert response.content == raw.content
+    loader = client.get("/pyodide/314.0.7/pyodide.asm.mjs", headers={"accept-encoding": "br"})
+    assert loader.headers["content-encoding"] == "br"
+    stdlib = client.get("/pyodide/314.0.7/python_stdlib.zip", headers={"accept-encoding": "br"})
+    assert "content-encoding" not in stdlib.headers
