@@ -258,10 +258,10 @@ def test_step_three_top_p_at_high_temperature_keeps_text_plausible() -> None:
             for k in range(8)
         ]
         means.append(float(np.mean(ppl)))
-    assert round(means[0]) == 8, means
-    assert abs(means[1] - 4.5) < 0.25, means
+    assert round(means[0]) == 7, means
+    assert round(means[1], 1) == 4.6, means
     three = " ".join(prose(3).split())
-    assert "the perplexity averages about 8 without top-p and 4.5 with it" in three
+    assert "the perplexity averages about 7 without top-p and 4.6 with it" in three
     assert 'seed = slider("seed", 0, 7, value=4)' in prose(3)
     assert "lesson's tests" not in three
 
