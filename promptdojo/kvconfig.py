@@ -186,12 +186,22 @@ _UNSIZABLE = {
     "attn_layer_period": "Mamba and attention layers (Jamba)",
     "mamba_d_state": "Mamba layers",
     "ssm_cfg": "Mamba layers",
+    "layers_block_type": "Mamba and attention layers (Zamba)",
+    "attn_type_list": "linear and softmax attention layers (MiniMax)",
 }
+#: Model types whose layers keep a recurrent state instead of a KV cache.
+_RECURRENT_MODEL_TYPES = ("mamba", "rwkv", "xlstm")
 _MODEL_TYPES_SLIDING_EVERYWHERE = {"mistral", "mixtral", "starcoder2", "phi3"}
 _KNOWN_LAYER_TYPES = ("full_attention", "sliding_attention", "linear_attention")
 
 
 def _refuse_unsizable(c: Mapping[str, object]) -> None:
+    kind = str(c.get("model_type") or "")
+    if any(word in kind for word in _RECURRENT_MODEL_TYPES):
+        raise UnsupportedAttention(
+            f"model_type {kind!r} keeps a recurrent state, not a KV cache: from_hf_config does not "
+            "size it"
+        )
     for key, what in _UNSIZABLE.items():
         if c.get(key) is not None:
             raise UnsupportedAttention(

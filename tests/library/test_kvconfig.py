@@ -151,6 +151,8 @@ def test_sliding_layers_hold_a_window() -> None:
         ({"hybrid_override_pattern": "M-M*"}, "Mamba"),
         ({"layer_types": ["full_attention", "conv"] * 24}, "'conv'"),
         ({"sliding_window": 4096, "model_type": "somenewmodel"}, "layer_types"),
+        ({"attn_type_list": [0, 1] * 24}, "MiniMax"),
+        ({"model_type": "mamba2"}, "recurrent state"),
     ],
 )
 def test_attention_it_cannot_size_is_refused(extra: dict, match: str) -> None:
