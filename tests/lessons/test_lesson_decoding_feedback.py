@@ -133,6 +133,15 @@ CASES = {
             "    return w / w.sum(-1, keepdims=True) @ v\n",
         ],
     ),
+    (5, "mla"): (
+        ("70,272", "70272", "68.6", "kv_lora_rank", "576", "+ 64"),
+        [
+            "per_token = 2 * 61 * (512 + 64) * 2\n",  # a K and a V latent
+            "per_token = 61 * (512 + 64)\n",  # bytes forgotten
+            "per_token = 61 * 512 * 2\n",  # the rotary key forgotten
+            "per_token = 61 * 128 * (512 + 64) * 2\n",  # once per head
+        ],
+    ),
     (5, "roofline"): (
         ("bandwidth /", "weight_bytes +", "* kv_per_token", "batch *"),
         [

@@ -46,8 +46,7 @@ def test_w2_current_architectures_are_sized_in_the_lesson() -> None:
     per_token = stdout(5, "per-token")
     for name in ("DeepSeek-V3", "Qwen3-Next-80B-A3B", "gpt-oss-120b"):
         assert name in per_token
-    assert "68.62 KiB per token" in stdout(5, "mla")
-    assert "the library agrees: True" in stdout(5, "mla")
+    assert "70,272 bytes = 68.62 KiB per token" in stdout(5, "mla-compare")
     assert kv_bytes_per_token(MODELS["DeepSeek-V3"]) < kv_bytes_per_token(MODELS["Llama-3.1-8B"])
     long = stdout(5, "long-context")
     assert "Qwen3-Next-80B-A3B  at 128k tokens: 3.00 GiB + 37.69 MiB of fixed state" in long
