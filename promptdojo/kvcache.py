@@ -10,8 +10,10 @@
   one attention row that grows with the length; recomputing redoes every position's projections
   (linear in the length) and the whole attention matrix (quadratic).
 * :data:`MODELS` and :func:`kv_bytes_per_token` give the memory budget of real models:
-  ``2 · layers · kv_heads · head_dim · bytes`` per token, times tokens and batch;
-  :meth:`ModelConfig.from_hf_config` reads any model's ``config.json``.
+  ``2 · layers · kv_heads · head_dim · bytes`` per token, times tokens and batch, with multi-head
+  latent attention, sliding windows and linear-attention layers counted as they cache;
+  :meth:`ModelConfig.from_hf_config` reads a model's ``config.json`` and refuses what it cannot
+  size.
 * :func:`paged_blocks`, :func:`kv_cache_budget`, :func:`kv_blocks_that_fit` and
   :func:`sessions_that_fit` do vLLM's paged-attention arithmetic.
 
@@ -37,6 +39,8 @@ from promptdojo.kvmemory import (
     CapacityError,
     ModelConfig,
     PagedLayout,
+    UnsupportedAttention,
+    fixed_state_bytes,
     format_bytes,
     kv_blocks_that_fit,
     kv_bytes_per_token,
@@ -56,8 +60,10 @@ __all__ = [
     "KVCache",
     "ModelConfig",
     "PagedLayout",
+    "UnsupportedAttention",
     "attention",
     "causal_mask",
+    "fixed_state_bytes",
     "format_bytes",
     "kv_blocks_that_fit",
     "kv_bytes_per_token",

@@ -1,11 +1,12 @@
-"""The KV cache as a memory budget: model shapes, bytes per token, and what fits on a GPU.
+"""The KV cache as a memory budget: bytes per token, and what fits on a GPU.
 
-* :class:`ModelConfig` is a model's attention shape; :meth:`ModelConfig.from_hf_config` reads it
-  from a Hugging Face ``config.json`` (an explicit ``head_dim`` wins over
-  ``hidden_size / num_attention_heads``, as it must for Gemma, Mistral-NeMo and Qwen3).
-* :data:`MODELS` holds the shapes of some published models.
-* :func:`kv_bytes_per_token` is ``2 · layers · kv_heads · head_dim · bytes per value``, for fp32,
-  fp16/bf16 or an fp8 cache (vLLM's ``kv_cache_dtype="fp8"``).
+* :class:`ModelConfig` (from :mod:`promptdojo.kvconfig`) says which layers cache what;
+  :meth:`ModelConfig.from_hf_config` reads it from a Hugging Face ``config.json``.
+* :func:`kv_bytes_per_token` is what the cache grows by per token: ``2 · kv_heads · head_dim``
+  numbers in each full-attention layer (MLA: ``kv_lora_rank + qk_rope_head_dim``), times the
+  bytes per number, for fp32, fp16/bf16 or an fp8 cache (vLLM's ``kv_cache_dtype="fp8"``).
+* :func:`kv_cache_bytes` adds what sliding-window layers hold (at most a window's worth) and
+  :func:`fixed_state_bytes` what linear-attention layers hold (a state that does not grow).
 * :func:`kv_cache_budget`, :func:`kv_blocks_that_fit` and :func:`sessions_that_fit` do vLLM's
   start-up arithmetic: memory left for the cache, blocks of 16 tokens, and whole sessions.
 
@@ -20,8 +21,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+
+from promptdojo.kvconfig import MODELS, ModelConfig, UnsupportedAttention
 
 __all__ = [
     "GB",
@@ -31,6 +33,8 @@ __all__ = [
     "CapacityError",
     "ModelConfig",
     "PagedLayout",
+    "UnsupportedAttention",
+    "fixed_state_bytes",
     "format_bytes",
     "kv_blocks_that_fit",
     "kv_bytes_per_token",
@@ -46,105 +50,9 @@ __all__ = [
 GB, GIB = 10**9, 1024**3
 
 #: vLLM's default ``gpu_memory_utilization`` (``CacheConfig`` in ``vllm/config/cache.py``): 0.92 in
-#: current releases, 0.9 before vLLM PR #38284 (early 2026).
+#: current releases, 0.9 in older ones.
 VLLM_GPU_MEMORY_UTILIZATION = 0.92
 
-
-def _field(config: Mapping[str, object], *keys: str) -> int | None:
-    for key in keys:
-        value = config.get(key)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"config.json field {key!r} must be a whole number >= 1, got {value!r}"
-                )
-            return value
-    return None
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """The attention shape of a model, as in its Hugging Face ``config.json``.
-
-    Example:
-        >>> MODELS["Qwen2.5-7B"].attention, MODELS["GPT-2 small"].attention
-        ('GQA', 'MHA')
-    """
-
-    name: str
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    max_context: int
-    params_b: float | None = None
-
-    @property
-    def attention(self) -> str:
-        """ "MHA", "GQA" or "MQA"."""
-        if self.kv_heads == self.heads:
-            return "MHA"
-        return "MQA" if self.kv_heads == 1 else "GQA"
-
-    @classmethod
-    def from_hf_config(cls, config: Mapping[str, object], name: str = "") -> ModelConfig:
-        """The shape from a ``config.json`` dict (``json.load`` it, or paste it as a dict).
-
-        Reads ``num_hidden_layers``, ``num_attention_heads``, ``num_key_value_heads`` (absent:
-        one kv head per query head, multi-head attention), ``head_dim`` (absent or null:
-        ``hidden_size // num_attention_heads``) and ``max_position_embeddings``. GPT-2's names
-        (``n_layer``, ``n_head``, ``n_embd``, ``n_positions``) work too, and a multimodal config's
-        ``text_config`` is used when present. Sliding-window layers (Gemma 2 and 3, Mistral) are
-        counted as full attention, so the result is an upper bound for those models.
-
-        Example:
-            >>> qwen3 = {"num_hidden_layers": 28, "num_attention_heads": 16,
-            ...     "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 1024,
-            ...     "max_position_embeddings": 40960}
-            >>> ModelConfig.from_hf_config(qwen3).head_dim  # not 1024 // 16 = 64
-            128
-        """
-        if not isinstance(config, Mapping):
-            raise TypeError(f"from_hf_config needs the config.json as a dict, got {type(config)}")
-        text = config.get("text_config")
-        c = text if isinstance(text, Mapping) else config
-        layers = _field(c, "num_hidden_layers", "n_layer")
-        heads = _field(c, "num_attention_heads", "n_head")
-        for key, value in (("num_hidden_layers", layers), ("num_attention_heads", heads)):
-            if value is None:
-                raise ValueError(f"config.json has no {key!r}: paste the model's whole config.json")
-        kv_heads = _field(c, "num_key_value_heads", "n_head_kv") or heads
-        head_dim = _field(c, "head_dim")
-        if head_dim is None:
-            hidden = _field(c, "hidden_size", "n_embd")
-            if hidden is None:
-                raise ValueError("config.json has neither 'head_dim' nor 'hidden_size'")
-            head_dim = hidden // heads
-        if heads % kv_heads:
-            raise ValueError(
-                f"num_attention_heads ({heads}) must be a multiple of num_key_value_heads "
-                f"({kv_heads})"
-            )
-        context = _field(c, "max_position_embeddings", "n_positions") or 0
-        label = name or str(config.get("_name_or_path") or config.get("model_type") or "model")
-        return cls(label, layers, heads, kv_heads, head_dim, context)
-
-
-#: Published configs (``num_hidden_layers``, ``num_attention_heads``, ``num_key_value_heads``,
-#: ``hidden_size / num_attention_heads``, ``max_position_embeddings``). Llama-3.1-8B has
-#: Llama-3-8B's shapes with a 128k context.
-MODELS: dict[str, ModelConfig] = {
-    m.name: m
-    for m in (
-        ModelConfig("GPT-2 small", 12, 12, 12, 64, 1024, 0.124),
-        ModelConfig("Llama-2-7B", 32, 32, 32, 128, 4096, 6.7),
-        ModelConfig("Llama-3-8B", 32, 32, 8, 128, 8192, 8.0),
-        ModelConfig("Llama-3.1-8B", 32, 32, 8, 128, 131072, 8.0),
-        ModelConfig("Mistral-7B", 32, 32, 8, 128, 32768, 7.2),
-        ModelConfig("Qwen2.5-7B", 28, 28, 4, 128, 32768, 7.6),
-        ModelConfig("Llama-3-70B", 80, 64, 8, 128, 8192, 70.6),
-    )
-}
 
 #: Bytes per cached number. ``fp8`` is vLLM's ``kv_cache_dtype="fp8"`` (e4m3 or e5m2: one byte).
 _DTYPE_BYTES = {
@@ -169,29 +77,54 @@ def _bytes_per_value(dtype: str | int) -> float:
 
 
 def kv_bytes_per_token(model: ModelConfig, dtype: str | int = "fp16") -> int:
-    """``2 · layers · kv_heads · head_dim · bytes``: K and V of one token in every layer.
+    """What the cache grows by per token once the context is long: every full-attention layer's
+    ``2 · kv_heads · head_dim`` numbers (MLA: ``kv_lora_rank + qk_rope_head_dim``) times the
+    bytes per number. Sliding-window layers stop growing at their window and linear-attention
+    layers never grow (:func:`kv_cache_bytes` counts both).
 
     Example:
         >>> kv_bytes_per_token(MODELS["Llama-2-7B"]) // 1024  # no GQA: 4x Llama-3-8B
         512
         >>> kv_bytes_per_token(MODELS["Llama-3-8B"], "fp8") // 1024  # fp8 halves fp16
         64
+        >>> kv_bytes_per_token(MODELS["DeepSeek-V3"], "bf16") / 1024  # 61 x (512 + 64) x 2 B
+        68.625
     """
-    return int(2 * model.layers * model.kv_heads * model.head_dim * _bytes_per_value(dtype))
+    per_layer = model.numbers_per_token_per_layer
+    return int(model.full_layers * per_layer * _bytes_per_value(dtype))
 
 
 def kv_cache_bytes(
     model: ModelConfig, tokens: int, batch: int = 1, dtype: str | int = "fp16"
 ) -> int:
-    """KV cache for ``batch`` sequences of ``tokens`` tokens each.
+    """KV cache for ``batch`` sequences of ``tokens`` tokens each: the full-attention layers hold
+    every token, the sliding-window layers at most ``sliding_window`` of them. (A linear-attention
+    layer's fixed state is not a KV cache: :func:`fixed_state_bytes`.)
 
     Example:
         >>> format_bytes(kv_cache_bytes(MODELS["Llama-3.1-8B"], tokens=32_768))
         '4.00 GiB'
+        >>> format_bytes(kv_cache_bytes(MODELS["gpt-oss-120b"], tokens=32_768))
+        '1.13 GiB'
     """
     if tokens < 0 or batch < 0:
         raise ValueError("tokens and batch must be >= 0")
-    return kv_bytes_per_token(model, dtype) * int(tokens) * int(batch)
+    per_layer = model.numbers_per_token_per_layer * _bytes_per_value(dtype)
+    window = min(int(tokens), model.sliding_window) if model.sliding_layers else 0
+    per_sequence = per_layer * (model.full_layers * int(tokens) + model.sliding_layers * window)
+    return int(per_sequence) * int(batch)
+
+
+def fixed_state_bytes(model: ModelConfig, batch: int = 1, dtype: str | int = "bf16") -> int:
+    """The state linear-attention layers keep per sequence (0 for other models): it does not grow
+    with the context. vLLM keeps it in the model's dtype unless ``mamba_ssm_cache_dtype`` says
+    otherwise.
+
+    Example:
+        >>> format_bytes(fixed_state_bytes(MODELS["Qwen3-Next-80B-A3B"]))
+        '37.69 MiB'
+    """
+    return int(model.linear_state * _bytes_per_value(dtype)) * int(batch)
 
 
 def format_bytes(n: float) -> str:
@@ -270,6 +203,10 @@ class CapacityError(ValueError):
     """The KV cache cannot hold even one sequence of the requested maximum length."""
 
 
+def _uniform(model: ModelConfig) -> bool:
+    return not model.sliding_layers and not model.linear_layers
+
+
 def kv_blocks_that_fit(
     model: ModelConfig,
     kv_cache_memory: int,
@@ -282,13 +219,20 @@ def kv_blocks_that_fit(
     vLLM's V1 engine (``check_enough_kv_cache_memory`` in ``vllm/v1/core/kv_cache_utils.py``)
     refuses to start when one request of ``max_model_len`` tokens needs more KV cache than it
     has. This does the same arithmetic and raises :class:`CapacityError` in the wording of
-    current releases (since vLLM PR #42479, May 2026, which fixed "models's" and added the CPU
-    backend note); older releases worded it differently.
+    current releases, with the sizes rounded as vLLM's ``format_gib`` rounds them (two decimals,
+    no trailing zeros: ``4.0 GiB``). It counts blocks for models whose layers all cache every
+    token; vLLM gives sliding-window and linear-attention layers pools of their own, so for those
+    models use :func:`sessions_that_fit`.
 
     Example:
         >>> kv_blocks_that_fit(MODELS["Llama-3-8B"], 2 * GIB, max_seq_len=8192)
         1024
     """
+    if not _uniform(model):
+        raise UnsupportedAttention(
+            f"{model.name} mixes layer kinds ({model.layout()}); vLLM sizes each kind's blocks "
+            "separately, so count whole sessions with sessions_that_fit instead"
+        )
     per_block = kv_bytes_per_token(model, dtype) * block_size
     num_blocks = int(kv_cache_memory // per_block)
     needed = paged_blocks(max_seq_len, block_size).blocks
@@ -297,14 +241,19 @@ def kv_blocks_that_fit(
         estimate = f"the estimated maximum model length is {fits}. " if fits > 0 else ""
         raise CapacityError(
             f"To serve at least one request with the model's max seq len ({max_seq_len}), "
-            f"({needed * per_block / GIB:.2f} GiB KV cache is needed, which is larger than the "
-            f"available KV cache memory ({kv_cache_memory / GIB:.2f} GiB). "
+            f"({_gib(needed * per_block)} GiB KV cache is needed, which is larger than the "
+            f"available KV cache memory ({_gib(kv_cache_memory)} GiB). "
             + (f"Based on the available memory, {estimate}" if estimate else "")
             + "Try increasing `gpu_memory_utilization` (which also controls CPU memory on the "
             "CPU backend) or decreasing `max_model_len` when initializing the engine. "
             "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
         )
     return num_blocks
+
+
+def _gib(n: float) -> float:
+    """Bytes in GiB as vLLM's ``format_gib`` (``vllm/utils/mem_utils.py``) prints them."""
+    return round(n / GIB, 2)
 
 
 def sessions_that_fit(
@@ -316,9 +265,26 @@ def sessions_that_fit(
 ) -> int:
     """Whole sessions of ``tokens`` tokens whose caches fit at once, in blocks of ``block_size``.
 
+    This is the worst case, every session at its full length at the same time; a paged engine
+    hands out blocks as tokens arrive, so shorter sessions leave room for more. For models with
+    sliding-window or linear-attention layers a session also holds those layers' window or fixed
+    state (counted in bf16).
+
     Example:
         >>> sessions_that_fit(MODELS["Llama-3.1-8B"], 40 * GIB, tokens=32_768)
         10
+        >>> sessions_that_fit(MODELS["gpt-oss-120b"], 40 * GIB, tokens=32_768)
+        35
     """
-    blocks = kv_blocks_that_fit(model, kv_cache_memory, tokens, block_size, dtype)
-    return blocks // paged_blocks(tokens, block_size).blocks
+    if _uniform(model):
+        blocks = kv_blocks_that_fit(model, kv_cache_memory, tokens, block_size, dtype)
+        return blocks // paged_blocks(tokens, block_size).blocks
+    padded = paged_blocks(tokens, block_size).blocks * block_size
+    per_session = kv_cache_bytes(model, padded, dtype=dtype) + fixed_state_bytes(model)
+    if per_session > kv_cache_memory:
+        raise CapacityError(
+            f"One session of {tokens} tokens needs {_gib(per_session)} GiB of cache and state, "
+            f"more than the {_gib(kv_cache_memory)} GiB available: shorten the context or free "
+            "memory."
+        )
+    return int(kv_cache_memory // per_session)

@@ -201,8 +201,10 @@ class Sampler:
     """A decoding strategy: the knobs of an engine's sampling parameters.
 
     The defaults change nothing: ``Sampler()`` samples the model's distribution as it is
-    (temperature 1.0, no truncation), as Hugging Face's ``GenerationConfig`` does. Engines and
-    :meth:`promptdojo.tinylm.TinyLM.generate` pick other defaults; say which you use.
+    (temperature 1.0, no truncation), as vLLM's ``SamplingParams`` does (top-k off). Hugging
+    Face's ``GenerationConfig`` differs: greedy unless ``do_sample=True``, and then ``top_k=50``
+    unless the model's ``generation_config.json`` or the call says otherwise.
+    :meth:`promptdojo.tinylm.TinyLM.generate` picks other defaults again; say which you use.
 
     ``order`` says in which order the warpers run; Hugging Face's is :data:`HF_ORDER`, llama.cpp's
     :data:`LLAMA_CPP_ORDER`. ``None`` or a neutral value (top_k=None, top_p=1.0, min_p=0.0) switches

@@ -58,20 +58,28 @@ def kv_cache_growth(
     bytes_per_token: Mapping[str, float],
     max_tokens: int,
     title: str = "KV cache size as the context grows",
+    contexts: Mapping[str, int] | None = None,
 ) -> Figure:
     """Lines of cache size against context length, one per model (bytes per token × tokens).
 
+    ``contexts`` gives a model's own context length: its line stops there (marked with a dot)
+    instead of running on to ``max_tokens``.
+
     Example:
-        >>> print(kv_cache_growth({"Llama-3-8B": 131072}, 32768))
+        >>> print(kv_cache_growth({"Llama-3-8B": 131072}, 32768, contexts={"Llama-3-8B": 8192}))
         KV cache size as the context grows
-          Llama-3-8B  128.00 KiB/token, 4.00 GiB at 32,768
+          Llama-3-8B  128.00 KiB/token, 1.00 GiB at 8,192 (its context)
     """
 
     if not bytes_per_token or max_tokens < 1:
         raise ValueError("kv_cache_growth needs at least one model and max_tokens >= 1")
+    ends = {
+        name: min(max_tokens, int((contexts or {}).get(name, max_tokens)))
+        for name in bytes_per_token
+    }
     width, height = 500, 280
     x0, y0, x1, y1 = 80, 34, width - 130, height - 46
-    top = max(bytes_per_token.values()) * max_tokens
+    top = max(bytes_per_token[n] * ends[n] for n in bytes_per_token)
     body = [f"<text x='{x0}' y='18' font-weight='bold'>{esc(title)}</text>"]
     body += [
         f"<line x1='{x0}' y1='{y1}' x2='{x1}' y2='{y1}' stroke='currentColor'/>",
@@ -83,14 +91,19 @@ def kv_cache_growth(
     ]
     rows = []
     for i, (name, per_token) in enumerate(bytes_per_token.items()):
-        end = per_token * max_tokens
+        end = per_token * ends[name]
+        x = x0 + (x1 - x0) * ends[name] / max_tokens
         y = y1 - (y1 - y0) * end / top
         colour = PALETTE[i % len(PALETTE)]
         body.append(
-            f"<line x1='{x0}' y1='{y1}' x2='{x1}' y2='{y:.1f}' stroke='{colour}' stroke-width='3'/>"
-            f"<text x='{x1 + 6}' y='{y + 4:.1f}'>{esc(name)}</text>"
+            f"<line x1='{x0}' y1='{y1}' x2='{x:.1f}' y2='{y:.1f}' stroke='{colour}' "
+            f"stroke-width='3'/><text x='{x + 6:.1f}' y='{y + 4:.1f}'>{esc(name)}</text>"
         )
+        stop = ""
+        if ends[name] < max_tokens:
+            body.append(f"<circle cx='{x:.1f}' cy='{y:.1f}' r='4' fill='{colour}'/>")
+            stop = " (its context)"
         rows.append(
-            (name, f"{format_bytes(per_token)}/token, {format_bytes(end)} at {max_tokens:,}")
+            (name, f"{format_bytes(per_token)}/token, {format_bytes(end)} at {ends[name]:,}{stop}")
         )
     return Figure(svg(width, height, title, body), table(title, rows), title)

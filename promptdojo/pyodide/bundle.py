@@ -21,6 +21,7 @@ LEARNER_MODULES: tuple[str, ...] = (
     "ui.py",
     "decoding",
     "kvcache.py",
+    "kvconfig.py",
     "kvmemory.py",
     "quantization",
     "display",

@@ -11,7 +11,12 @@ Schemes and the semantics they follow:
   index along axis k, so ``channel_axis=0`` gives one scale per row) or group-wise
   (``group_size=g``: one scale per g consecutive weights of the last axis);
 * :func:`quantize_q8_0` / :func:`quantize_q4_0`: llama.cpp's reference block formats, bit for bit
-  (``quantize_row_q8_0_ref`` / ``quantize_row_q4_0_ref``).
+  (``quantize_row_q8_0_ref`` / ``quantize_row_q4_0_ref``);
+* :func:`quantize_fp8`, :func:`quantize_nvfp4`, :func:`quantize_mxfp4`: the float formats of GPU
+  serving, with their real blocks and scale formats (:mod:`promptdojo.quantization.floats`);
+* :func:`quantize_gptq`: calibrated int codes (GPTQ), the same storage as round-to-nearest;
+* :data:`FORMATS`: each format's bits per weight, block, element and scale types, and whether its
+  codes are rounded to nearest or calibrated.
 
 Example:
     >>> import numpy as np
@@ -23,6 +28,16 @@ Example:
 
 from __future__ import annotations
 
+from promptdojo.quantization.floats import (
+    E2M1,
+    E4M3,
+    FloatQuantized,
+    quantize_fp8,
+    quantize_mxfp4,
+    quantize_nvfp4,
+    round_to_float,
+)
+from promptdojo.quantization.gptq import quantize_gptq
 from promptdojo.quantization.llamacpp import (
     BlockQuantized,
     dequantize_q4_0,
@@ -32,6 +47,7 @@ from promptdojo.quantization.llamacpp import (
 )
 from promptdojo.quantization.metrics import (
     FORMATS,
+    Format,
     decode_tokens_per_second,
     error_report,
     max_abs_error,
@@ -48,8 +64,12 @@ from promptdojo.quantization.uniform import (
 )
 
 __all__ = [
+    "E2M1",
+    "E4M3",
     "FORMATS",
     "BlockQuantized",
+    "FloatQuantized",
+    "Format",
     "QuantizedTensor",
     "decode_tokens_per_second",
     "dequantize_q4_0",
@@ -60,9 +80,14 @@ __all__ = [
     "mse",
     "pack_int4",
     "quantize_asymmetric",
+    "quantize_fp8",
+    "quantize_gptq",
+    "quantize_mxfp4",
+    "quantize_nvfp4",
     "quantize_q4_0",
     "quantize_q8_0",
     "quantize_symmetric",
+    "round_to_float",
     "snr_db",
     "unpack_int4",
 ]

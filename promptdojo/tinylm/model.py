@@ -264,8 +264,9 @@ class TinyLM:
     ) -> str:
         """Continue ``prompt`` with any decoding strategy, with the KV cache on or off.
 
-        Without a ``sampler`` it uses :attr:`DEFAULT_SAMPLER` (temperature 0.8, top-p 0.95, the
-        defaults of many chat front ends), not ``Sampler()`` (temperature 1.0, no truncation);
+        Without a ``sampler`` it uses :attr:`DEFAULT_SAMPLER` (temperature 0.8, top-p 0.95:
+        llama.cpp's defaults for those two, which it pairs with top-k 40 and min-p 0.05), not
+        ``Sampler()`` (temperature 1.0, no truncation);
         ``seed=0`` makes every call with the same arguments give the same text.
 
         Example:

@@ -22,6 +22,10 @@ def fake_quantize(rows: np.ndarray, scheme: str) -> np.ndarray:
         return quantization.quantize_q8_0(rows).dequantize().astype(rows.dtype)
     if scheme == "Q4_0":
         return quantization.quantize_q4_0(rows).dequantize().astype(rows.dtype)
+    if scheme == "NVFP4":
+        return quantization.quantize_nvfp4(rows).dequantize().astype(rows.dtype)
+    if scheme == "MXFP4":
+        return quantization.quantize_mxfp4(rows).dequantize().astype(rows.dtype)
     bits, _, granularity = scheme.removeprefix("int").partition("-")
     kwargs: dict[str, int] = {}
     if granularity == "channel":
@@ -34,13 +38,16 @@ def fake_quantize(rows: np.ndarray, scheme: str) -> np.ndarray:
 
 #: Weight-quantization schemes :meth:`TinyLM.quantized` understands: ``intB-tensor`` (one scale
 #: per matrix), ``intB-channel`` (one per output row), ``int4-g32`` (one per 32 weights of a row)
-#: and llama.cpp's ``Q8_0`` and ``Q4_0``.
+#: llama.cpp's ``Q8_0`` and ``Q4_0``, and the FP4 formats of GPU serving, ``NVFP4`` (blocks of 16)
+#: and ``MXFP4`` (blocks of 32), each block along a row.
 QUANT_SCHEMES: tuple[str, ...] = (
     "int8-tensor",
     "int8-channel",
     "Q8_0",
     "int4-g32",
     "Q4_0",
+    "NVFP4",
+    "MXFP4",
     "int4-channel",
     "int4-tensor",
 )

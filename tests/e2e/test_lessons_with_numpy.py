@@ -30,6 +30,7 @@ from tests.e2e.conftest import (
 from tests.e2e.walk import kernel_runs, walk
 
 LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
+LESSON_ONE = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization").steps[0]
 
 
 @pytest.fixture(scope="module")
@@ -93,23 +94,33 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     assert first[2] == second[2] == "850"
 
 
-def test_the_temperature_exercise_checks_the_value_on_its_slider(
+def test_the_temperature_exercise_is_a_prediction_its_slider_confirms(
     page: Page, numpy_server: Server
 ) -> None:
     page.goto(f"{numpy_server.url}/lessons/decoding-kv-cache-quantization/1")
     wait_ready(page)
     run(page, "cell-1")  # the step's first cell makes `logits` and `vocab`, as a learner runs it
     cell = page.locator("#cell-coldest")
+    output = cell.locator(".cell-output > pre.stdout")
+    status = cell.locator(".cell-status")
     slider = cell.get_by_role("slider", name="temperature")
     expect(slider).to_have_value("1")  # drawn before the cell first runs
+    cell.get_by_role("button", name="Check").press("Enter")
+    expect(status).to_contain_text("Not yet: at your predicted T=1.00, P('the') is 0.600")
+    # The learner writes down a prediction, then moves the slider there to confirm it.
+    code = cell.locator(".cm-content")
+    code.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(
+        next(c for c in LESSON_ONE.cells if c.id == "coldest").code.replace(
+            "prediction = 1.0", "prediction = 0.36"
+        )
+    )
+    cell.get_by_role("button", name="Check").press("Enter")
+    expect(status).to_contain_text("Not yet: the slider is at T=1.00", timeout=30_000)
     slider.focus()
-    for _ in range(12):  # 1.00 -> 0.40: 'the' gets 18 of 20 draws, not fewer
+    for _ in range(64):  # 1.00 -> 0.36, a hundredth at a time
         page.keyboard.press("ArrowLeft")
-    expect(cell.locator(".cell-output > pre.stdout")).to_contain_text("T=0.40: 20 draws {'the': 18")
-    cell.get_by_role("button", name="Check").click()
-    expect(cell.locator(".cell-status")).to_contain_text("Not yet: at T=0.40", timeout=30_000)
-    slider.focus()
-    page.keyboard.press("ArrowRight")
-    expect(cell.locator(".cell-output > pre.stdout")).to_contain_text("T=0.45: 20 draws {'the': 16")
-    cell.get_by_role("button", name="Check").click()
-    expect(cell.locator(".cell-status")).to_have_text("✓ Solved", timeout=30_000)
+    expect(output).to_contain_text("the slider is at T=0.36, where P('the') = 0.902")
+    cell.get_by_role("button", name="Check").press("Enter")
+    expect(status).to_have_text("✓ Solved", timeout=30_000)

@@ -89,8 +89,9 @@ def test_step_one_ratios_in_the_prose_come_from_its_cell() -> None:
     ratios = next(out for out in recorded_stdout(1) if "'the' vs 'a'" in out)
     assert "at T=1.0: 2.4 to 1" in ratios
     assert "at T=0.2: 80 to 1" in ratios
-    assert "2.4 times as likely" in prose(1)
-    assert "2.4⁵ is about 80" in prose(1)
+    one = " ".join(prose(1).split())
+    assert "2.4 times as likely" in one
+    assert "2.4⁵ is about 80" in one
     draws = next(out for out in recorded_stdout(1) if "20 draws" in out)
     cold = re.search(r"T=0.2: 20 draws\s+\{'the': (\d+)", draws)
     assert cold is not None
@@ -114,15 +115,10 @@ def test_cited_facts_in_the_prose() -> None:
     assert "shares 8 key-value heads" in five
     assert (llama.heads, llama.kv_heads) == (32, 8)
     flat_five = " ".join(five.split())
-    assert "token for token" in flat_five
-    assert "byte-for-byte" not in flat_five
-    assert "is exactly 125 blocks of 16" in flat_five
-    assert paged_blocks(2_000).blocks == 125
-    assert paged_blocks(2_010).wasted_slots == 6
-    assert "(16 tokens by default on NVIDIA GPUs" in flat_five
+    assert "in blocks of 16 tokens as tokens arrive" in flat_five
     assert paged_blocks(16).block_size == 16
     assert "(0.92 by default in current releases" in flat_five
-    assert "under vLLM's default utilization of 0.92" in flat_five
+    assert "with its default utilization of 0.92" in flat_five
     assert VLLM_GPU_MEMORY_UTILIZATION == 0.92
     assert kv_cache_budget(GIB, 0) == int(GIB * 0.92)
     flat_six = " ".join(six.split())
@@ -145,7 +141,7 @@ def test_step_four_counts_the_positions_it_names() -> None:
     assert model.generation_cost("x", 128).projection_macs == 128 * per_position
 
 
-FORMATS = ["fp32", "Q8_0", "int4-g32", "Q4_0"]
+FORMATS = ["fp32", "Q8_0", "int4-g32", "Q4_0", "NVFP4"]
 
 
 @pytest.fixture(scope="module")
@@ -191,44 +187,44 @@ def test_step_seven_claims_hold_on_its_sample_and_on_the_whole_text(heldout_scor
         assert abs(c["Q8_0"][0]) < 0.25, c  # 8 bits barely moves perplexity
         assert c["Q8_0"][1] > 99.0, c  # and agrees on nearly every guess
         assert min(c["int4-g32"][0], c["Q4_0"][0]) > 2.0, c  # 4 bits: a few percent
-        for s in ("int4-g32", "Q4_0"):
+        for s in ("int4-g32", "Q4_0", "NVFP4"):
             assert 80 < c[s][1] < 90, c  # about one guess in seven changes
-    # On the sample Q4_0 is a little worse; on the whole text better, with the prose's numbers.
-    assert lesson["Q4_0"][0] > lesson["int4-g32"][0], lesson
-    assert whole["Q4_0"][0] < whole["int4-g32"][0], whole
-    assert f"(+{whole['Q4_0'][0]:.1f}% against +{whole['int4-g32'][0]:.1f}%" in prose(7)
+    # On the sample Q4_0 is a little worse than int4 g32 and NVFP4 the worst; the whole text
+    # ranks them as the prose says, with its numbers.
+    assert lesson["NVFP4"][0] > lesson["Q4_0"][0] > lesson["int4-g32"][0], lesson
+    rank = sorted(("Q4_0", "NVFP4", "int4-g32"), key=lambda s: whole[s][0])
+    label = {"Q4_0": "Q4_0", "NVFP4": "NVFP4", "int4-g32": "int4 g32"}
+    said = ", ".join(f"{label[s]} +{whole[s][0]:.1f}%" for s in rank)
+    assert f"({said})" in " ".join(prose(7).split()), said
     # The exercise's 2% threshold separates 8 from 4 bits on the sample and on the whole text.
     assert [s for s in FORMATS[1:] if lesson[s][0] <= 2] == ["Q8_0"]
     assert [s for s in FORMATS[1:] if whole[s][0] <= 2] == ["Q8_0"]
 
 
-def test_runs_past_the_training_context_are_named() -> None:
+def test_generation_stays_within_the_training_context() -> None:
     model = TinyLM.load()
     assert model.config.context == 128
     two = " ".join(prose(2).split())
-    assert "The 11-character prompt plus 120 new ones makes 131 characters" in two
-    assert "the last is predicted from the 130 before it" in two
-    assert 'model.generate("Return the ", max_new_tokens=120' in prose(2)
+    assert "The 11-character prompt plus 117 new characters stays within the 128 positions" in two
+    assert 'model.generate("Return the ", max_new_tokens=117' in prose(2)
     # Generating n characters after a prompt of p feeds the model at most p + n - 1 positions.
     counter = CostCounter()
-    model.generate("Return the ", 120, counter=counter)
-    assert (
-        counter.per_step()[-1] == model.forward_cost(1, 129).total
-    )  # the last step: 130 positions
+    model.generate("Return the ", 117, counter=counter)
+    assert counter.per_step()[-1] == model.forward_cost(1, 126).total  # the last: 127 positions
     four = " ".join(prose(4).split())
     assert "the model reads at most 128 positions" in four
     assert model.generation_cost("x", 128).per_step()[-1] == model.forward_cost(1, 127).total
 
 
-def test_step_five_plots_models_only_within_their_context() -> None:
+def test_step_five_draws_each_model_only_within_its_context() -> None:
     five = prose(5)
     growth = five.split("kv_cache_growth(")[1].split("\n)")[0]
-    names = re.findall(r'"([^"]+)"', growth.split("for name in")[1].split(")")[0])
-    assert names, growth
-    for name in names:
-        assert MODELS[name].max_context >= 32_768, name
-    assert "max_tokens=32_768" in growth
-    assert 'MODELS["Llama-3-8B"]' not in five
+    assert '("Llama-2-7B", "Llama-3.1-8B")' in growth, "MHA beside GQA"
+    assert "contexts={name: MODELS[name].max_context" in growth
+    (picture,) = [r["value"] for k, r in load_records(LESSON.steps[4]).items() if k == "gqa"]
+    assert "4,096 (its context)" in picture["text/plain"]
+    planner = five.split("{#turn-budget}")[1].split("```")[0]
+    assert "if tokens > model.max_context:" in planner
 
 
 def test_step_four_states_the_counts_it_prints() -> None:
@@ -258,13 +254,16 @@ def test_step_three_top_p_at_high_temperature_keeps_text_plausible() -> None:
     means = []
     for sampler in (Sampler(temperature=1.5), Sampler(temperature=1.5, top_p=0.9)):
         ppl = [
-            model.perplexity("The value is " + model.generate("The value is ", 40, sampler, seed=k))
+            model.perplexity("The value is " + model.generate("The value is ", 48, sampler, seed=k))
             for k in range(8)
         ]
         means.append(float(np.mean(ppl)))
-    assert round(means[0]) == 8, means
-    assert abs(means[1] - 4.5) < 0.25, means
-    assert "average a perplexity of about 8\nand 4.5" in prose(3)
+    assert round(means[0]) == 7, means
+    assert round(means[1], 1) == 4.6, means
+    three = " ".join(prose(3).split())
+    assert "the perplexity averages about 7 without top-p and 4.6 with it" in three
+    assert 'seed = slider("seed", 0, 7, value=4)' in prose(3)
+    assert "lesson's tests" not in three
 
 
 def test_step_six_formats_table_and_step_ratio_match_the_library() -> None:
@@ -275,7 +274,7 @@ def test_step_six_formats_table_and_step_ratio_match_the_library() -> None:
         row = re.search(rf"\| {name} \| (\d+) \| (\d+) \| ([\d.]+) \|", six)
         assert row, name
         block, nbytes, bpw = int(row.group(1)), int(row.group(2)), float(row.group(3))
-        assert 8 * nbytes / block == bpw == BPW[name], name
+        assert 8 * nbytes / block == bpw == BPW[name].bits_per_weight, name
     w = TinyLM.load().weights["layers.0.wq"].T.astype(np.float64)
     from promptdojo.quantization import quantize_symmetric
 

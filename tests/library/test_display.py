@@ -185,3 +185,17 @@ def test_histogram_marks_the_half_steps_it_is_asked_to() -> None:
         x, w = float(r.get("x")), float(r.get("width"))
         assert low - 0.1 <= x, (x, low)
         assert x + w <= high + 0.1, (x + w, high)
+
+
+def test_kv_cache_growth_stops_each_model_at_its_context() -> None:
+    from promptdojo.display import kv_cache_growth
+
+    figure = kv_cache_growth(
+        {"MHA": 512 * 1024, "GQA": 128 * 1024},
+        max_tokens=32_768,
+        contexts={"MHA": 4_096, "GQA": 131_072},
+    )
+    text = str(figure)
+    assert "MHA  512.00 KiB/token, 2.00 GiB at 4,096 (its context)" in text
+    assert "GQA  128.00 KiB/token, 4.00 GiB at 32,768" in text
+    assert figure._repr_svg_().count("<circle") == 1  # one line ends early, marked

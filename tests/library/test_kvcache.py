@@ -139,8 +139,8 @@ PUBLISHED = {
     "GPT-2 small": (12, 12, 12, 64),
     "Llama-2-7B": (32, 32, 32, 128),
     "Llama-3-8B": (32, 32, 8, 128),
-    "Mistral-7B": (32, 32, 8, 128),
-    "Qwen2.5-7B": (28, 28, 4, 128),
+    "Mistral-7B-v0.3": (32, 32, 8, 128),
+    "Qwen2.5-7B-Instruct": (28, 28, 4, 128),
     "Llama-3-70B": (80, 64, 8, 128),
 }
 
@@ -175,10 +175,10 @@ def test_paged_blocks_and_capacity_check() -> None:
     # 2 MiB per 16-token block; 1 GiB holds 512 blocks = 8192 tokens.
     assert kv.kv_blocks_that_fit(model, 1024**3, max_seq_len=8192) == 512
     # vLLM V1's wording (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory), as
-    # current releases word it (since vLLM PR #42479).
+    # current releases word it, sizes rounded by vLLM's format_gib (vllm/utils/mem_utils.py).
     expected = (
-        "To serve at least one request with the model's max seq len (8193), (1.00 GiB KV cache "
-        "is needed, which is larger than the available KV cache memory (1.00 GiB). Based on the "
+        "To serve at least one request with the model's max seq len (8193), (1.0 GiB KV cache "
+        "is needed, which is larger than the available KV cache memory (1.0 GiB). Based on the "
         "available memory, the estimated maximum model length is 8192. Try increasing "
         "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
         "decreasing `max_model_len` when initializing the engine. See "

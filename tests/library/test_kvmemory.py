@@ -67,7 +67,8 @@ QWEN3_4B = {
 
 REAL = {
     # name: (config, layers, kv heads, head_dim, naive head_dim, KiB per token in fp16)
-    "Gemma-2-9B": (GEMMA_2_9B, 42, 8, 256, 224, 336),
+    # Gemma 2 alternates sliding and global layers: only the 21 global ones grow with the context.
+    "Gemma-2-9B": (GEMMA_2_9B, 21, 8, 256, 224, 168),
     "Mistral-NeMo-12B": (MISTRAL_NEMO_2407, 40, 8, 128, 160, 160),
     "Qwen3-0.6B": (QWEN3_0_6B, 28, 8, 128, 64, 112),
     "Qwen3-4B": (QWEN3_4B, 36, 8, 128, 80, 144),
@@ -79,7 +80,7 @@ def test_from_hf_config_honours_an_explicit_head_dim(name: str) -> None:
     config, layers, kv_heads, head_dim, naive, kib = REAL[name]
     assert config["hidden_size"] // config["num_attention_heads"] == naive != head_dim
     model = ModelConfig.from_hf_config(config, name=name)
-    assert (model.layers, model.kv_heads, model.head_dim) == (layers, kv_heads, head_dim)
+    assert (model.full_layers, model.kv_heads, model.head_dim) == (layers, kv_heads, head_dim)
     assert model.attention == "GQA"
     assert kv_bytes_per_token(model) == 2 * layers * kv_heads * head_dim * 2 == kib * 1024
     assert kv_bytes_per_token(model, "fp8") * 2 == kv_bytes_per_token(model)
@@ -99,8 +100,8 @@ def test_from_hf_config_derives_head_dim_and_kv_heads_when_absent() -> None:
     gpt2 = {"n_layer": 12, "n_head": 12, "n_embd": 768, "n_positions": 1024}
     model = ModelConfig.from_hf_config(gpt2)
     assert (model.kv_heads, model.head_dim, model.attention) == (12, 64, "MHA")
-    nested = {"model_type": "gemma3", "text_config": {**GEMMA_2_9B, "head_dim": None}}
-    assert ModelConfig.from_hf_config(nested).head_dim == 3584 // 16  # null head_dim: derived
+    nested = {"model_type": "gemma3", "text_config": {**QWEN3_4B, "head_dim": None}}
+    assert ModelConfig.from_hf_config(nested).head_dim == 2560 // 32  # null head_dim: derived
 
 
 def test_from_hf_config_says_what_is_missing() -> None:

@@ -160,3 +160,15 @@ def test_subnormal_weights_get_the_smallest_step_not_a_division_by_zero() -> Non
         t = q.quantize_symmetric(w, 8)
     assert np.all(t.scale > 0)
     assert np.all(np.abs(t.dequantize() - w) <= t.scale / 2 + 1e-323)
+
+
+def test_decoding_bound_counts_the_batch_caches_and_the_weights_once() -> None:
+    from promptdojo.quantization import decode_tokens_per_second
+
+    one = decode_tokens_per_second(16e9, 2e12)
+    assert one == 2e12 / 16e9
+    batch = decode_tokens_per_second(16e9, 2e12, kv_bytes=1e9, batch=64)
+    assert batch == 2e12 / (16e9 + 64e9)
+    assert 64 * batch > 10 * one  # the batch in all: weights read once for all of it
+    with pytest.raises(ValueError, match="batch"):
+        decode_tokens_per_second(16e9, 2e12, batch=0)

@@ -1,0 +1,155 @@
+"""The points of the 2026-12-04 review of the first lesson, each held to the prose, the library or
+the recorded outputs (which ``make test`` proves equal to live runs in CPython, Pyodide and
+Chromium)."""
+
+from __future__ import annotations
+
+import re
+
+from promptdojo.checking.record import load_records
+from promptdojo.course import load_lesson
+from promptdojo.decoding import Sampler
+from promptdojo.kvcache import MODELS, kv_bytes_per_token
+from promptdojo.quantization import FORMATS
+from promptdojo.tinylm import TinyLM
+from tests.conftest import REAL_LESSONS
+
+LESSON = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization")
+
+
+def flat(number: int) -> str:
+    return " ".join(LESSON.steps[number - 1].path.read_text().split())
+
+
+def stdout(number: int, cell: str) -> str:
+    return load_records(LESSON.steps[number - 1])[cell]["stdout"]
+
+
+def prose_words(number: int) -> int:
+    text = LESSON.steps[number - 1].path.read_text().split("---", 2)[2]
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return len([w for w in text.split() if not w.startswith("#")])
+
+
+def test_w1_sampler_defaults_are_vllms_not_hugging_faces() -> None:
+    two = flat(2)
+    assert "as in Hugging Face" not in two
+    assert "as vLLM's `SamplingParams` does (top-k off)" in two
+    for fact in ("`do_sample=False`", "`top_k=50`", "`generation_config.json`"):
+        assert fact in two, fact
+    doc = " ".join((Sampler.__doc__ or "").split())
+    assert "as vLLM's ``SamplingParams`` does" in doc
+    assert "``top_k=50``" in doc
+
+
+def test_w2_current_architectures_are_sized_in_the_lesson() -> None:
+    per_token = stdout(5, "per-token")
+    for name in ("DeepSeek-V3", "Qwen3-Next-80B-A3B", "gpt-oss-120b"):
+        assert name in per_token
+    assert "70,272 bytes = 68.62 KiB per token" in stdout(5, "mla-compare")
+    assert kv_bytes_per_token(MODELS["DeepSeek-V3"]) < kv_bytes_per_token(MODELS["Llama-3.1-8B"])
+    long = stdout(5, "long-context")
+    assert "Qwen3-Next-80B-A3B  at 128k tokens: 3.00 GiB + 37.69 MiB of fixed state" in long
+    assert "it refuses, naming the field, any layout it cannot size" in flat(5)
+
+
+def test_m1_output_noise_matches_weight_noise() -> None:
+    assert "cancel out" not in flat(1)
+    assert "more weights do not cancel it" in flat(1)
+    rows = re.findall(r"weights SNR ([\d.]+) dB, outputs SNR ([\d.]+) dB", stdout(6, "fan-in"))
+    assert len(rows) == 3
+    for weights, outputs in rows:
+        assert abs(float(weights) - float(outputs)) < 1.5
+
+
+def test_m2_m3_reading_the_cache_costs_time_and_a_paged_pool_is_not_reserved() -> None:
+    assert "re-reading it is cheap" not in flat(1)
+    assert "at long contexts that takes longer than reading the weights" in flat(1)
+    five = flat(5)
+    assert "memory you must reserve" not in five
+    assert "does not set memory aside for the context you allow" in five
+    assert "every session reaches its full 8,192 tokens" in five
+    lines = stdout(5, "batching").splitlines()
+    share = {line.split(":")[0].strip(): int(re.search(r"KV +(\d+)%", line)[1]) for line in lines}
+    assert share["32,768 tokens x  8"] > 50 > share["4,096 tokens x  1"]
+
+
+def test_roofline_findings_are_in_the_printed_numbers() -> None:
+    rows = {}
+    for line in stdout(5, "batching").splitlines():
+        key, rest = line.split(":", 1)
+        each, total = re.search(r"([\d.]+) tok/s each, +([\d,]+) in all", rest).groups()
+        rows[key.strip()] = (float(each), int(total.replace(",", "")))
+    small, big = rows["4,096 tokens x  1"], rows["4,096 tokens x 64"]
+    assert big[0] < small[0], "each sequence is slower in a batch"
+    assert big[1] > 20 * small[1], "but the batch in all is far faster"
+    assert "2,588 in all" in stdout(5, "batching")
+    assert "123 tokens per second" in flat(5)
+    assert "(does not fit)" in stdout(5, "batching")
+    assert 'slider("batch size", 1, 128, value=8)' in LESSON.steps[4].path.read_text()
+    assert 'toggle("fp8 KV cache", value=False)' in LESSON.steps[4].path.read_text()
+
+
+def test_m4_llama_deltas_in_percent() -> None:
+    seven = flat(7)
+    assert "redundancy" not in seven
+    base = 6.2332  # llama.cpp examples/perplexity/README.md, Llama-3-8B f16
+    for delta, shown in ((0.0026, "+0.04%"), (0.1754, "+2.8%"), (0.4685, "+7.5%")):
+        assert f"{100 * delta / base:+.{len(shown.split('.')[1]) - 1}f}%" == shown
+        assert shown in seven
+
+
+def test_nits() -> None:
+    one, two, four, five, six = flat(1), flat(2), flat(4), flat(5), flat(6)
+    assert "one more pass per generated token" in one  # N1
+    adaptive = stdout(3, "adaptive")  # N2: a confident context
+    assert float(re.search(r"'paramet' top token ([\d.]+)", adaptive)[1]) > 0.9
+    for fact in ("EAGLE-3", "rejection-sampling", "always adds one token of its own", "truncate"):
+        assert fact in four, fact  # N4
+    assert '"int4-g128"' in five
+    assert "approximate" in five
+    assert "GPTQ and AWQ checkpoints use groups of 128" in six  # N6
+    assert "an RTX 4090's memory" in six
+    assert "H100 SXM 3.35" in six
+    assert "4.5/16 = 28%" in six
+    assert "about 3.5 times" in six
+    assert "batch-invariant mode" in two  # N9
+    assert "plus a scale per tensor" in five
+    assert "evaluate" in five
+    assert "cache salt" in five  # N11
+    assert "top-k 40 and min-p 0.05" in " ".join((TinyLM.generate.__doc__ or "").split())  # N13
+    assert "Mistral-7B-v0.3" in five
+    assert "Qwen2.5-7B-Instruct" in five
+    assert "IQ4_XS" in six
+    assert "MXFP4_MOE" in six
+
+
+def test_step_five_points_to_the_serving_lesson_and_step_six_covers_gpu_formats() -> None:
+    five = flat(5)
+    assert '"Serving: batching, the paged KV cache and speculative decoding"' in five
+    assert "prefix_match_unit" not in five
+    formats = stdout(6, "ship-formats")
+    for name in ("FP8", "FP8-block", "int4-g128", "NVFP4", "MXFP4"):
+        assert re.search(rf"^{name} +{FORMATS[name].bits_per_weight:.2f} bits", formats, re.M)
+    assert "round-to-nearest" in flat(6)
+    assert "Calibration" in flat(6)
+    assert '"NVFP4"]' in flat(7)
+
+
+def test_steps_are_rebalanced() -> None:
+    assert len(LESSON.steps) == 7
+    assert prose_words(1) < 650, prose_words(1)
+
+
+def test_calibration_lowers_output_error_at_the_same_storage() -> None:
+    rows = dict(
+        (m[0].strip(), (float(m[1]), float(m[2])))
+        for m in re.findall(
+            r"^(\S.*?) +weights SNR +([\d.]+) dB, outputs SNR +([\d.]+) dB$",
+            stdout(6, "calibrated"),
+            re.M,
+        )
+    )
+    assert rows["GPTQ"][1] > rows["round-to-nearest"][1] + 3, rows
+    assert rows["GPTQ"][0] < rows["round-to-nearest"][0], rows
+    assert FORMATS["int4-g128"].rounding.startswith("round-to-nearest, or calibrated")
