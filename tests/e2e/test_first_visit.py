@@ -54,12 +54,13 @@ def first_visit(browser: Browser, url: str) -> dict:
 
 
 def assert_each_file_once(counts: Counter[str]) -> None:
-    """Pages may be asked again (the isolation reload, the offline copy revalidates them);
-    every other file is downloaded once at most."""
+    """Pages and the service worker's script may be asked again (the isolation reload; the
+    offline copy revalidates pages and checks the worker is still current); every other file is
+    downloaded once at most."""
     twice = {
         path: n
         for path, n in counts.items()
-        if n > 1 and not path.endswith(("/", ".html")) and "/lessons/" not in path
+        if n > 1 and not path.endswith(("/", ".html", "/sw.js")) and "/lessons/" not in path
     }
     assert not twice, f"downloaded more than once: {twice}"
 
