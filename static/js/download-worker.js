@@ -21,6 +21,7 @@ self.onmessage = ({ data: { name, config } }) => {
   // The job's files are read from the course's offline copy first (offline-copy.js), through
   // their compressed twins where the export has them (twins.js).
   self.fetch = withTwins(withOfflineCopy(self.fetch, unchangingFiles(config)), config.twins, {
+    sniffed: unchangingFiles(config),
     loadZstd: () => import(config.zstdUrl).then((module) => module.default),
     onFallBack: (note) => self.postMessage({ note }), // the kernel worker says it on "ready"
   });

@@ -13,6 +13,12 @@
 // with `Content-Encoding`, as some hosts do for `.gz`) does not start with its format's magic
 // number and is passed on as it is; a twin that turns out damaged or cut short errors its
 // response (a caller asking again gets the file itself). Each is said once, through `onFallBack`.
+//
+// The boot's other files (`sniffed`) are looked at too: a proxy or host that drops the
+// `Content-Encoding` header of a compressed response hands over zstd or gzip bytes as the file
+// itself, which no boot file starts with (WebAssembly, zip archives, the snapshot, JSON). Those
+// are decoded here, and said once. (Brotli has no magic number: a dropped header on a brotli
+// response cannot be seen, and the boot falls back as after any damaged download.)
 
 /** The first bytes of each format (RFC 8878 and RFC 1952). */
 export const MAGIC = { zstd: [0x28, 0xb5, 0x2f, 0xfd], gzip: [0x1f, 0x8b] };
@@ -43,10 +49,16 @@ function startsWith(head, magic) {
   return magic.every((byte, i) => head[i] === byte);
 }
 
+/** The format whose magic number `head` starts with, of `codings`; else null. */
+function formatOf(head, codings) {
+  return codings.find((coding) => startsWith(head, MAGIC[coding])) ?? null;
+}
+
 /**
  * `body` (a twin's stream) decoded from `coding` (`makeDecoder(coding)` gives a
  * TransformStream), or passed on as it is when its first bytes are not that format's (the host
- * decoded it on the way). Resolves once the first bytes are in.
+ * decoded it on the way); `coding` null: from whichever format its first bytes name, if any.
+ * Resolves to `{stream, decoded}` once the first bytes are in (`decoded`: the format, or null).
  */
 export async function decodedBody(body, coding, makeDecoder) {
   const reader = body.getReader();
@@ -70,7 +82,8 @@ export async function decodedBody(body, coding, makeDecoder) {
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return startsWith(head, MAGIC[coding]) ? stream.pipeThrough(await makeDecoder(coding)) : stream;
+  const found = formatOf(head, coding ? [coding] : Object.keys(MAGIC));
+  return { stream: found ? stream.pipeThrough(await makeDecoder(found)) : stream, decoded: found };
 }
 
 /** `stream`, passed on; `onError(why)` is called if it errors (and it still errors). */
@@ -101,11 +114,16 @@ function plainRequest(input, init) {
 
 /**
  * `fetchImpl`, with each file of `twins` (`{url: [twinUrl, coding]}`, URLs relative to the
- * worker or absolute) fetched through its twin and decoded. `loadZstd()` gives zstd's decoder
- * factory (loaded only when a zstd twin is asked for); `onFallBack(message)` hears, once per
- * file, why the file itself was fetched instead.
+ * worker or absolute) fetched through its twin and decoded, and each file of `sniffed` (URLs; one
+ * ending in "/" covers what is under it) decoded when it arrives compressed without saying so.
+ * `loadZstd()` gives zstd's decoder factory (loaded only when zstd bytes are met);
+ * `onFallBack(message)` hears, once per file, what was done instead of the usual.
  */
-export function withTwins(fetchImpl, twins, { loadZstd, onFallBack = console.warn } = {}) {
+export function withTwins(
+  fetchImpl,
+  twins,
+  { sniffed = [], loadZstd, onFallBack = console.warn } = {},
+) {
   const base = globalThis.location?.href ?? "http://localhost/";
   const table = new Map(
     Object.entries(twins ?? {}).map(([url, [twin, coding]]) => [
@@ -113,8 +131,11 @@ export function withTwins(fetchImpl, twins, { loadZstd, onFallBack = console.war
       { twin: new URL(twin, base).href, coding },
     ]),
   );
-  if (!table.size) return fetchImpl;
+  const watched = sniffed.map((url) => new URL(url, base).href);
+  const covered = (href) => watched.some((u) => (u.endsWith("/") ? href.startsWith(u) : href === u));
+  if (!table.size && !watched.length) return fetchImpl;
   const failed = new Set();
+  const said = new Set();
   const fallBack = (href, why) => {
     if (failed.has(href)) return;
     failed.add(href);
@@ -122,22 +143,36 @@ export function withTwins(fetchImpl, twins, { loadZstd, onFallBack = console.war
     onFallBack(`promptdojo: the compressed copy of ${name} was not used (${why}); fetching ${name} itself`);
   };
   const makeDecoder = (coding) => decoderFor(coding, loadZstd);
+  /** The file itself; decoded if it came compressed without a Content-Encoding header. */
+  const plain = async (href, input, init) => {
+    const response = await fetchImpl(input, init);
+    if (!covered(href) || !response.ok || !response.body) return response;
+    const { stream, decoded } = await decodedBody(response.body, null, makeDecoder);
+    if (decoded && !said.has(href)) {
+      said.add(href);
+      const name = href.slice(href.lastIndexOf("/") + 1);
+      onFallBack(`promptdojo: ${name} came ${decoded}-compressed without saying so; decoded here`);
+    }
+    const { status, statusText, headers } = response;
+    return new Response(stream, { status, statusText, headers });
+  };
   return async (input, init) => {
     const href = new URL(String(input?.url ?? input), base).href;
+    if (!plainRequest(input, init)) return fetchImpl(input, init);
     const entry = table.get(href);
-    if (!entry || failed.has(href) || !plainRequest(input, init)) return fetchImpl(input, init);
+    if (!entry || failed.has(href)) return plain(href, input, init);
     try {
       const response = await fetchImpl(entry.twin, { signal: init?.signal });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const body = await decodedBody(response.body, entry.coding, makeDecoder);
+      const { stream } = await decodedBody(response.body, entry.coding, makeDecoder);
       return new Response(
-        guard(body, (why) => fallBack(href, why)),
+        guard(stream, (why) => fallBack(href, why)),
         { status: 200, headers: { "content-type": contentType(href) } },
       );
     } catch (error) {
       if (error?.name === "AbortError") throw error;
       fallBack(href, String(error?.message ?? error));
-      return fetchImpl(input, init);
+      return plain(href, input, init);
     }
   };
 }

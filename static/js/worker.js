@@ -128,6 +128,7 @@ async function init(config, step) {
     fellBack.push(message.replace(/^promptdojo: /, ""));
   };
   self.fetch = withTwins(withOfflineCopy(networkFetch, unchangingFiles(config)), config.twins, {
+    sniffed: unchangingFiles(config),
     loadZstd: () => import(config.zstdUrl).then((module) => module.default),
     onFallBack: note,
   });

@@ -115,3 +115,28 @@ test("other files and requests that ask for more than the file go to the network
   await fetch(`${BASE}a.wasm`, { method: "HEAD" });
   assert.deepEqual(asked, [`${BASE}other.zip`, `${BASE}a.wasm`, `${BASE}a.wasm`]);
 });
+
+test("a boot file that arrives compressed without saying so is decoded, and said once", async () => {
+  const { fetchImpl, asked } = host({
+    [`${BASE}a.wasm`]: zst,
+    [`${BASE}lock.json`]: gzipSync(raw),
+    [`${BASE}stdlib.zip`]: raw,
+    "http://course.test/page": zst,
+  });
+  const said = [];
+  const fetch = withTwins(fetchImpl, {}, {
+    sniffed: [BASE],
+    loadZstd: () => zstd,
+    onFallBack: (message) => said.push(message),
+  });
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
+  assert.deepEqual(await bytes(await fetch(`${BASE}lock.json`)), raw);
+  assert.deepEqual(await bytes(await fetch(`${BASE}stdlib.zip`)), raw); // nothing to decode
+  assert.deepEqual(await bytes(await fetch("http://course.test/page")), zst); // not a boot file
+  assert.equal(asked.length, 5);
+  assert.deepEqual(said.map((m) => m.match(/: (\S+) came (\w+)/).slice(1)), [
+    ["a.wasm", "zstd"],
+    ["lock.json", "gzip"],
+  ]);
+});
