@@ -62,6 +62,30 @@ def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot
     return snapshot
 
 
+def _mount_files(
+    app: FastAPI, manifest: AssetManifest, release: Release | None, cache: Path | None
+) -> None:
+    """The assets, and Pyodide (the built-in core among them, or a release of its own), with
+    Pyodide's big files sent compressed, zstd first: copies made once per file in ``cache``
+    (without one, the built-in core's brotli and gzip copies from the front-end build)."""
+    core = release.path if release is not None else manifest.pyodide_dir
+    names = [*COMMON_FILES, *LOADERS]
+    copies = folder_copies(core, names, cache) if cache is not None else None
+    if release is not None:
+        app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
+        app.mount(
+            release.url.rstrip("/"),
+            ImmutableStaticFiles(directory=release.path, copies=copies),
+            name="pyodide",
+        )
+        return
+    below = core.relative_to(manifest.root).as_posix()
+    by_path = {f"{below}/{name}": found for name, found in (copies or {}).items()}
+    app.mount(
+        ASSETS_URL, ImmutableStaticFiles(directory=manifest.root, copies=by_path), name="assets"
+    )
+
+
 def create_app(settings: Settings) -> FastAPI:
     """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
     manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
@@ -122,12 +146,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
     app.state.core_dir = core
-    # The release's big files go out compressed, as the built-in core's do (made once).
-    app.state.release_copies = (
-        folder_copies(release.path, [*COMMON_FILES, *LOADERS], settings.compressed_cache_dir)
-        if release is not None and settings.compressed_cache_dir is not None
-        else None
-    )
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
     # The export's compressed twins, which its pages decode themselves (web.twins).
     app.state.twins = (
@@ -155,13 +173,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(pyodide_files.router)
     app.include_router(offline.router)
-    app.mount(ASSETS_URL, ImmutableStaticFiles(directory=manifest.root), name="assets")
-    if release is not None:
-        app.mount(
-            release.url.rstrip("/"),
-            ImmutableStaticFiles(directory=release.path, copies=app.state.release_copies),
-            name="pyodide",
-        )
+    _mount_files(app, manifest, release, settings.compressed_cache_dir)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

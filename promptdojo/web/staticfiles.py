@@ -36,8 +36,8 @@ def accepted_codings(scope: Scope) -> set[str]:
 class ImmutableStaticFiles(StaticFiles):
     """Starlette's path-safe static files, plus long caching and precompressed variants.
 
-    ``copies`` maps a path below the folder to its compressed copies by content coding; without
-    it, copies are looked for beside each file (``name.br``, ``name.gz``, ``name.zst``).
+    ``copies`` maps a path below the folder to its compressed copies by content coding; a file it
+    does not name has its copies looked for beside it (``name.br``, ``name.gz``, ``name.zst``).
     """
 
     def __init__(
@@ -50,8 +50,8 @@ class ImmutableStaticFiles(StaticFiles):
         self.copies = copies
 
     def _copy(self, path: str, coding: str, suffix: str) -> tuple[str, os.stat_result] | None:
-        if self.copies is not None:
-            found = self.copies.get(path, {}).get(coding)
+        if self.copies is not None and path in self.copies:
+            found = self.copies[path].get(coding)
             return (str(found), found.stat()) if found is not None else None
         full_path, stat_result = self.lookup_path(f"{path}.{suffix}")
         return (full_path, stat_result) if stat_result is not None else None

@@ -8,6 +8,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from promptdojo.pyodide.dist import build_dir
@@ -133,8 +134,32 @@ def test_a_refused_coding_is_never_sent(client: TestClient) -> None:
     assert "content-encoding" not in refused.headers
 
 
+@pytest.fixture(scope="module")
+def compressed_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of compressed copies for this module: the core's wasm is compressed once."""
+    return tmp_path_factory.mktemp("compressed")
+
+
+def test_the_built_in_core_goes_out_in_zstd_given_a_cache(
+    fixture_lessons: Path, tmp_path: Path, compressed_cache: Path
+) -> None:
+    settings = Settings(
+        lessons_dir=fixture_lessons,
+        package_cache_dir=tmp_path / "pkgs",
+        compressed_cache_dir=compressed_cache,
+    )
+    client = TestClient(create_app(settings))
+    base = _config_value(client, "pyodideUrl")
+    wasm = client.get(base + "pyodide.asm.wasm", headers={"accept-encoding": "gzip, br, zstd"})
+    assert wasm.headers["content-encoding"] == "zstd"
+    assert wasm.headers["content-type"] == "application/wasm"
+    app_js = _config_value(client, "workerUrl")
+    worker = client.get(app_js, headers={"accept-encoding": "gzip, br, zstd"})
+    assert worker.headers["content-encoding"] == "br"  # the build's copy beside it
+
+
 def test_an_unpacked_release_is_sent_compressed_as_the_built_in_core_is(
-    fixture_lessons: Path, tmp_path: Path
+    fixture_lessons: Path, tmp_path: Path, compressed_cache: Path
 ) -> None:
     built = AssetManifest.load(build_dir()).pyodide_dir
     release = tmp_path / "pyodide"
@@ -147,7 +172,7 @@ def test_an_unpacked_release_is_sent_compressed_as_the_built_in_core_is(
         lessons_dir=fixture_lessons,
         package_cache_dir=tmp_path / "pkgs",
         pyodide_dir=release,
-        compressed_cache_dir=tmp_path / "compressed",
+        compressed_cache_dir=compressed_cache,
     )
     client = TestClient(create_app(settings))
     url = "/pyodide/314.0.7/pyodide.asm.wasm"
