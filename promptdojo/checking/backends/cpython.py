@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
 from promptdojo.checking.outcome import CellOutcome, StepResult
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -43,6 +43,7 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
         process_budget(lesson, step),
         crashed=_crashed,
         killed="the step's process",
+        read=json_lines,
         env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(hash_seed(lesson))},
     )
     outcomes = [CellOutcome.from_dict(d) for d in ended.data or []]

@@ -2,8 +2,10 @@
 
 Run as ``python -m promptdojo.checking.backends.cpython_step JOB RESULT``.
 
-JOB is a JSON file with the serialized step and its default time limit; the outcomes are written
-to RESULT as JSON, one per cell, so what cells print cannot garble them.
+JOB is a JSON file with the serialized step and its default time limit; the outcomes are
+appended to RESULT as JSON lines, one per cell as it ends (so what cells print cannot garble
+them, a crash still leaves the cells that finished, and a step of many cells writes each outcome
+once).
 """
 
 from __future__ import annotations
@@ -26,15 +28,13 @@ def main(argv: list[str]) -> int:
         seed=job.get("seed"),
         numpy=job.get("numpy", False),
     )
-    outcomes = []
+    with result_path.open("a", encoding="utf-8") as result:
 
-    def save(outcome: CellOutcome) -> None:
-        # Written after every cell, so a hard crash still leaves the cells that finished.
-        outcomes.append(outcome.to_dict())
-        result_path.write_text(json.dumps(outcomes), encoding="utf-8")
+        def save(outcome: CellOutcome) -> None:
+            result.write(json.dumps(outcome.to_dict()) + "\n")
+            result.flush()
 
-    runner.run(on_outcome=save)
-    result_path.write_text(json.dumps(outcomes), encoding="utf-8")
+        runner.run(on_outcome=save)
     return 0
 
 

@@ -57,10 +57,12 @@ def run_job(
     crashed: Callable[[subprocess.CompletedProcess[str]], str],
     killed: str,
     env: Mapping[str, str] | None = None,
+    read: Callable[[str], Any] = json.loads,
 ) -> Ended:
     """Write ``job``, run ``command + [JOB, RESULT]`` for at most ``budget`` seconds, read RESULT.
 
-    ``crashed`` words a non-zero exit; ``killed`` names what was killed at the budget.
+    ``crashed`` words a non-zero exit; ``killed`` names what was killed at the budget; ``read``
+    turns RESULT's text into data (one JSON document by default; :func:`json_lines`).
     """
     with tempfile.TemporaryDirectory(prefix="promptdojo-check-") as tmp:
         job_file, result = Path(tmp) / "job.json", Path(tmp) / "result.json"
@@ -91,8 +93,14 @@ def run_job(
                 process.args, process.returncode, _tail(out), _tail(err)
             )
             why = crashed(done)
-        data = json.loads(result.read_text(encoding="utf-8")) if result.is_file() else None
+        data = read(result.read_text(encoding="utf-8")) if result.is_file() else None
     return Ended(data, why)
+
+
+def json_lines(text: str) -> list[Any]:
+    """Every complete line of ``text`` as JSON (a line cut short by a crash is left out)."""
+    lines = text.split("\n")[:-1]  # what follows the last newline was never finished
+    return [json.loads(line) for line in lines if line]
 
 
 def _exited(pid: int, timeout: float) -> bool:
