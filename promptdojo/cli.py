@@ -299,6 +299,16 @@ def check(
             "the memory snapshot pages restore (for debugging the boot).",
         ),
     ] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pass-env",
+            metavar="NAME",
+            help="Let the cells see this environment variable too (repeatable). Cells see only "
+            "PATH, HOME, the locale and a few more by default, so a CI secret stays out of "
+            "outputs and records.",
+        ),
+    ] = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
 
@@ -327,6 +337,7 @@ def check(
             pyodide_cache=cache if pyodide and release is None else None,
             pyodide_release=release,
             snapshot_cache=None if no_snapshot else snapshot_cache,
+            pass_env=pass_env or [],
         )
     except SnapshotError as exc:
         typer.echo(f"error: {exc} (or check with --no-snapshot)", err=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
+from collections.abc import Collection
 
 from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
+from promptdojo.checking.environment import cell_environment
 from promptdojo.checking.outcome import CellOutcome, StepResult
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -29,8 +30,12 @@ def _crashed(done) -> str:
     return f"the step's process crashed (exit {done.returncode}): " + " | ".join(tail)
 
 
-def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
-    """Run ``step`` in a fresh CPython process and collect its outcomes."""
+def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = ()) -> StepResult:
+    """Run ``step`` in a fresh CPython process and collect its outcomes.
+
+    The process sees the allowed environment only, plus the names in ``pass_env``
+    (:mod:`promptdojo.checking.environment`).
+    """
     started = time.perf_counter()
     ended = run_job(
         [sys.executable, "-m", STEP_MODULE],
@@ -44,7 +49,10 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
         crashed=_crashed,
         killed="the step's process",
         read=json_lines,
-        env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(hash_seed(lesson))},
+        env={
+            **cell_environment(pass_env, defaults=ONE_BLAS_THREAD),
+            "PYTHONHASHSEED": str(hash_seed(lesson)),
+        },
     )
     outcomes = [CellOutcome.from_dict(d) for d in ended.data or []]
     outcomes = complete(step, outcomes, ended.why or "the step's process ended early")

@@ -12,11 +12,13 @@ import atexit
 import shutil
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import promptdojo
 from promptdojo.checking.backends import Backend
 from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.environment import cell_environment
 from promptdojo.checking.outcome import CellOutcome, Status, StepResult, cells_of
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -56,7 +58,11 @@ def _crashed(done) -> str:
 
 
 def pyodide_step_runner(
-    cache_dir: Path, release: Release | None = None, *, snapshot_cache: Path | None = None
+    cache_dir: Path,
+    release: Release | None = None,
+    *,
+    snapshot_cache: Path | None = None,
+    pass_env: Collection[str] = (),
 ) -> Backend:
     """A backend for :func:`promptdojo.checking.orchestrator.check` that uses Pyodide.
 
@@ -66,6 +72,9 @@ def pyodide_step_runner(
     With ``snapshot_cache``, every step restores the memory snapshot that pages restore (made
     there if missing), so the check proves the cells on a restored interpreter; a step whose
     restore fails fails, rather than quietly booting from scratch.
+
+    Node sees the allowed environment only, plus the names in ``pass_env`` (a cell reads Node's
+    through ``js.process.env``).
     """
     executable = node()
     if release is not None:
@@ -119,6 +128,7 @@ def pyodide_step_runner(
             budget,
             crashed=_crashed,
             killed="the Pyodide process",
+            env=cell_environment(pass_env),
         )
         data = ended.data or {}
         if data.get("missing"):
