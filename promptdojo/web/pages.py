@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +26,9 @@ from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 router = APIRouter()
 
 PAGE_HEADERS = {"cache-control": "no-cache"}
+#: A step number as a URL gives it: ASCII digits, not too many for ``int`` (``"²".isdigit()``
+#: is true, and Python refuses to convert a number of thousands of digits).
+STEP_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 class BrokenLessonError(Exception):
@@ -141,11 +145,12 @@ async def lesson_start(request: Request, lesson_id: str) -> Response:
 async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     """One step: prose, editable cells, recorded outputs, and the kernel's configuration."""
     lesson = _lesson(request, lesson_id)
-    step = lesson.step(int(number)) if number.isdigit() else None
+    step = lesson.step(int(number)) if STEP_NUMBER.fullmatch(number) else None
     if step is None:
+        shown = number if len(number) <= 20 else number[:20] + "…"
         raise HTTPException(
             404,
-            f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{number}”.",
+            f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{shown}”.",
         )
     state = request.app.state
     url = state.urls.of  # every URL below the site's base path
