@@ -21,6 +21,8 @@ from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
+from promptdojo.web.accept import accepts
+from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
 router = APIRouter()
@@ -87,7 +89,7 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
     page = pages.get(key)
     if page is None:
         page = pages[key] = CachedPage.of(render().encode("utf-8"))
-    zipped = "gzip" in request.headers.get("accept-encoding", "")
+    zipped = accepts(request.headers.get("accept-encoding", ""), "gzip")
     # Each encoding is its own representation, with its own ETag.
     etag = page.etag[:-1] + '-gz"' if zipped else page.etag
     headers = {**PAGE_HEADERS, "etag": etag, "vary": "accept-encoding"}
@@ -103,7 +105,7 @@ def _render(request: Request, name: str, context: dict) -> str:
     return request.app.state.templates.get_template(name).render(context)
 
 
-@router.get("/", include_in_schema=False)
+@router.api_route("/", methods=READ_METHODS, include_in_schema=False)
 async def index(request: Request) -> Response:
     """Every lesson with its title, chapter and number of steps."""
     catalog = request.app.state.catalog
@@ -134,14 +136,14 @@ async def index(request: Request) -> Response:
     return _cached_page(request, ("index",), render)
 
 
-@router.get("/lessons/{lesson_id}", include_in_schema=False)
+@router.api_route("/lessons/{lesson_id}", methods=READ_METHODS, include_in_schema=False)
 async def lesson_start(request: Request, lesson_id: str) -> Response:
     """A lesson's own URL opens its first step."""
     lesson = _lesson(request, lesson_id)
     return RedirectResponse(request.app.state.urls.step(lesson.id, 1), status_code=307)
 
 
-@router.get("/lessons/{lesson_id}/{number}", include_in_schema=False)
+@router.api_route("/lessons/{lesson_id}/{number}", methods=READ_METHODS, include_in_schema=False)
 async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     """One step: prose, editable cells, recorded outputs, and the kernel's configuration."""
     lesson = _lesson(request, lesson_id)

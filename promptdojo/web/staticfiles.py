@@ -14,6 +14,8 @@ from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from promptdojo.web.accept import accepts
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -27,9 +29,8 @@ class ImmutableStaticFiles(StaticFiles):
         if response.status_code != 200 or not isinstance(response, FileResponse):
             return response
         accepted = Headers(scope=scope).get("accept-encoding", "")
-        tokens = {part.split(";")[0].strip() for part in accepted.split(",")}
         for encoding, suffix in self.ENCODINGS:
-            if encoding not in tokens:
+            if not accepts(accepted, encoding):
                 continue
             full_path, stat_result = self.lookup_path(path + suffix)
             if stat_result is None:
