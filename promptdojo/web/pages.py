@@ -18,7 +18,7 @@ from fastapi.responses import RedirectResponse, Response
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.records import code_hash
-from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
+from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
@@ -178,6 +178,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
+            # Characters of output one cell shows; the check keeps no more in its records.
+            "outputCap": OUTPUT_CAP,
             # Wheels on hand for the lesson's packages, in install order: the worker unpacks
             # them while Python starts (wheels.js).
             "wheels": [
