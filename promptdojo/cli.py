@@ -137,9 +137,11 @@ def serve(
         str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
     ] = "info",
 ) -> None:
-    """Serve the lessons in LESSONS_DIR at http://HOST:PORT."""
-    import uvicorn
+    """Serve the lessons in LESSONS_DIR at http://HOST:PORT.
 
+    Slow clients are timed out and idle ones make room for new ones (promptdojo.web.server);
+    beyond localhost, serve behind a reverse proxy (docs/deploying.md).
+    """
     from promptdojo.pyodide.cache import DEFAULT_UPSTREAM
     from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.app import create_app
@@ -163,8 +165,9 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")
-    # Open live-reload streams must not hold up Ctrl+C.
-    uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=2)
+    from promptdojo.web.server import run
+
+    run(application, host=host, port=port, log_level=log_level)
 
 
 @app.command()
