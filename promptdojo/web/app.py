@@ -26,7 +26,7 @@ from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import RELEASE_URL, Release
-from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, ensure_snapshot
+from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapshot
 from promptdojo.web import offline, pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
@@ -58,7 +58,7 @@ def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot
     if settings.snapshot_cache_dir is None:
         return None
     try:
-        snapshot = ensure_snapshot(core, bundle, settings.snapshot_cache_dir)
+        snapshot = checked_snapshot(core, bundle, settings.snapshot_cache_dir, log.warning)
     except SnapshotError as exc:
         log.warning("%s; pages will boot Python without a snapshot", exc)
         return None
