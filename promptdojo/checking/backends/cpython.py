@@ -8,6 +8,7 @@ from collections.abc import Collection
 
 from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
 from promptdojo.checking.environment import cell_environment
+from promptdojo.checking.limits import DEFAULT_FILE_SIZE_LIMIT_MB, DEFAULT_MEMORY_LIMIT_MB
 from promptdojo.checking.outcome import CellOutcome, StepResult
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -30,6 +31,14 @@ def _crashed(done) -> str:
     return f"the step's process crashed (exit {done.returncode}): " + " | ".join(tail)
 
 
+MB = 1024 * 1024
+
+
+def memory_limit(lesson: Lesson) -> int:
+    """Bytes of address space a step's process may use (lesson.yaml's ``memory_limit_mb``)."""
+    return (lesson.memory_limit_mb or DEFAULT_MEMORY_LIMIT_MB) * MB
+
+
 def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = ()) -> StepResult:
     """Run ``step`` in a fresh CPython process and collect its outcomes.
 
@@ -44,11 +53,16 @@ def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = 
             "time_limit": lesson.time_limit,
             "seed": lesson.seed,
             "numpy": "numpy" in lesson.packages,
+            "limits": {
+                "cpu": lesson.cpu_limit,
+                "file_size": (lesson.file_size_limit_mb or DEFAULT_FILE_SIZE_LIMIT_MB) * MB,
+            },
         },
         process_budget(lesson, step),
         crashed=_crashed,
         killed="the step's process",
         read=json_lines,
+        limits={"AS": memory_limit(lesson)},
         env={
             **cell_environment(pass_env, defaults=ONE_BLAS_THREAD),
             "PYTHONHASHSEED": str(hash_seed(lesson)),

@@ -11,10 +11,12 @@ once).
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
 from promptdojo.checking.judge import StepRunner
+from promptdojo.checking.limits import ProcessLimiter
 from promptdojo.checking.outcome import CellOutcome
 from promptdojo.checking.serialize import step_from_dict
 
@@ -22,9 +24,16 @@ from promptdojo.checking.serialize import step_from_dict
 def main(argv: list[str]) -> int:
     job_path, result_path = Path(argv[0]), Path(argv[1])
     job = json.loads(job_path.read_text(encoding="utf-8"))
+    limits = job.get("limits")
+    limiter = None
+    if limits is not None:
+        # A write past the file-size limit then fails with OSError instead of killing us.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limiter = ProcessLimiter(limits["cpu"], limits["file_size"])
     runner = StepRunner(
         step_from_dict(job["step"]),
         job["time_limit"],
+        limiter=limiter,
         seed=job.get("seed"),
         numpy=job.get("numpy", False),
     )

@@ -58,11 +58,13 @@ def run_job(
     killed: str,
     env: Mapping[str, str] | None = None,
     read: Callable[[str], Any] = json.loads,
+    limits: Mapping[str, int] | None = None,
 ) -> Ended:
     """Write ``job``, run ``command + [JOB, RESULT]`` for at most ``budget`` seconds, read RESULT.
 
     ``crashed`` words a non-zero exit; ``killed`` names what was killed at the budget; ``read``
-    turns RESULT's text into data (one JSON document by default; :func:`json_lines`).
+    turns RESULT's text into data (one JSON document by default; :func:`json_lines`);
+    ``limits`` are resource limits on the command, by name (``{"AS": bytes}`` for RLIMIT_AS).
     """
     with tempfile.TemporaryDirectory(prefix="promptdojo-check-") as tmp:
         job_file, result = Path(tmp) / "job.json", Path(tmp) / "result.json"
@@ -71,7 +73,12 @@ def run_job(
         why = ""
         with out.open("wb") as stdout, err.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-I", str(REAPER), *command, str(job_file), str(result)],
+                [
+                    *(sys.executable, "-I", str(REAPER)),
+                    *(arg for n, v in (limits or {}).items() for arg in ("--limit", f"{n}={v}")),
+                    "--",
+                    *(*command, str(job_file), str(result)),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import promptdojo
 from promptdojo.checking.backends import Backend
+from promptdojo.checking.backends.cpython import MB, memory_limit
 from promptdojo.checking.backends.process import complete, process_budget, run_job
 from promptdojo.checking.environment import cell_environment
+from promptdojo.checking.limits import NODE_HEAP_MB
 from promptdojo.checking.outcome import CellOutcome, Status, StepResult, cells_of
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -33,6 +35,8 @@ from promptdojo.pyodide.snapshot import ensure_snapshot
 
 #: Pyodide boot time allowed per step, on top of the cells' own limits.
 BOOT_SECONDS = 60.0
+#: Megabytes of writable memory a Node process needs besides Pyodide's and its V8 heap.
+NODE_MARGIN_MB = 512
 #: The modules that run inside Pyodide besides the learner bundle's (the Pyodide-safety test
 #: checks them all), relative to the package folder.
 IN_PYODIDE = (
@@ -122,13 +126,18 @@ def pyodide_step_runner(
             "numpy": "numpy" in lesson.packages,
         }
         budget = BOOT_SECONDS + process_budget(lesson, step)
+        # Node's own heap is capped, and its writable memory (Pyodide's WebAssembly memory
+        # included) to the lesson's memory limit plus that heap: a cell that allocates too
+        # much gets MemoryError, and the machine keeps its memory.
+        writable = memory_limit(lesson) + (NODE_HEAP_MB + NODE_MARGIN_MB) * MB
         ended = run_job(
-            [executable, str(CHECKER)],
+            [executable, f"--max-old-space-size={NODE_HEAP_MB}", str(CHECKER)],
             job,
             budget,
             crashed=_crashed,
             killed="the Pyodide process",
             env=cell_environment(pass_env),
+            limits={"DATA": writable},
         )
         data = ended.data or {}
         if data.get("missing"):

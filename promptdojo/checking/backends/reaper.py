@@ -1,11 +1,13 @@
 """Run a step's process and, when it ends, end every process it left behind.
 
-Run as ``python -I reaper.py COMMAND...`` (by path, so that it imports nothing but the standard
-library): :func:`promptdojo.checking.backends.process.run_job` starts it in a session and process
-group of its own. On Linux it makes itself a *child subreaper* (``prctl``): a process the cells
-start and then orphan, even one that left the group with ``setsid``, is re-parented to it rather
-than to init. When COMMAND exits, or when the reaper is told to stop (SIGTERM, at the step's
-budget), it kills every process below it and reaps them, then exits with COMMAND's status.
+Run as ``python -I reaper.py [--limit NAME=VALUE]... -- COMMAND...`` by path, so that it imports
+nothing but the standard library; each ``--limit`` is a resource limit set on COMMAND, e.g.
+``--limit AS=4294967296`` for ``RLIMIT_AS``. :func:`promptdojo.checking.backends.process.run_job`
+starts it in a session and process group of its own. On Linux it makes itself a *child
+subreaper* (``prctl``): a process the cells start and then orphan, even one that left the group
+with ``setsid``, is re-parented to it rather than to init. When COMMAND exits, or when the
+reaper is told to stop (SIGTERM, at the step's budget), it kills every process below it and
+reaps them, then exits with COMMAND's status.
 
 Elsewhere (no ``prctl``), killing the process group at the end is all there is.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -87,7 +90,23 @@ def reap_all(deadline: float) -> None:
         time.sleep(0.01)
 
 
+def limit_child(limits: list[str]) -> None:
+    """Set each ``NAME=VALUE`` resource limit (soft and hard) on this process, for its child."""
+    for item in limits:
+        name, _, value = item.partition("=")
+        kind = getattr(resource, f"RLIMIT_{name}")
+        _, hard = resource.getrlimit(kind)
+        wanted = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+        resource.setrlimit(kind, (wanted, wanted))
+
+
 def main(argv: list[str]) -> int:
+    limits = []
+    while argv and argv[0] == "--limit":
+        limits.append(argv[1])
+        argv = argv[2:]
+    if argv and argv[0] == "--":
+        argv = argv[1:]
     set_subreaper()
 
     def stop(signum: int, frame: object) -> None:
@@ -97,7 +116,7 @@ def main(argv: list[str]) -> int:
         signal.signal(signum, stop)
     code = 128 + signal.SIGTERM
     try:
-        child = subprocess.Popen(argv)
+        child = subprocess.Popen(argv, preexec_fn=lambda: limit_child(limits))
         code = child.wait()
     except Stop:
         pass
