@@ -27,8 +27,12 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import brotli
 import zstandard
+
+try:  # brotli is no dependency of ours: without it, the brotli copy goes unchecked here
+    import brotli
+except ImportError:  # pragma: no cover - installed with the tests
+    brotli = None
 
 from promptdojo.pyodide.bundle import LearnerBundle
 from promptdojo.pyodide.cache import sha256_of
@@ -54,9 +58,13 @@ ZSTD_WINDOW_LOG = 23
 #: How each compressed copy decodes, by file suffix.
 _DECODERS = {
     "zst": lambda data: zstandard.ZstdDecompressor().decompress(data),
-    "br": brotli.decompress,
     "gz": gzip.decompress,
+    **({"br": brotli.decompress} if brotli is not None else {}),
 }
+#: What a file that cannot be read, or decoded, raises.
+_DECODE_ERRORS = (OSError, ValueError, EOFError, zlib.error, zstandard.ZstdError) + (
+    (brotli.error,) if brotli is not None else ()
+)
 
 
 class SnapshotError(RuntimeError):
@@ -89,13 +97,13 @@ class Snapshot:
         try:
             if sha256_of(self.path) != self.sha256:
                 return f"{self.path} does not match its recorded SHA-256 {self.sha256}"
-            for _, suffix in COPIES:
+            for suffix in _DECODERS:
                 copy = self.encoded(suffix)
                 if copy.is_file():
                     data = _DECODERS[suffix](copy.read_bytes())
                     if hashlib.sha256(data).hexdigest() != self.sha256:
                         return f"{copy} does not decode to the snapshot"
-        except (OSError, ValueError, zlib.error, zstandard.ZstdError, brotli.error) as error:
+        except _DECODE_ERRORS as error:
             return f"{self.path.parent} cannot be read whole: {error}"
         return ""
 
