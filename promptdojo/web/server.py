@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import resource
+import socket
 from collections import OrderedDict
 from typing import Any
 
@@ -33,9 +35,12 @@ KEEP_ALIVE_SECONDS = 5
 GRACEFUL_SHUTDOWN_SECONDS = 2
 #: File descriptors kept for everything but client connections (files served, logs, the cache).
 RESERVED_DESCRIPTORS = 64
-#: Connections waiting to be accepted, and so the most asyncio accepts in one go. Until the
-#: guard sees them, up to about three such bursts hold descriptors beyond the open connections.
-BACKLOG = 64
+#: The most connections asyncio accepts in one go (uvicorn's ``backlog``). Until the guard sees
+#: them, up to about three such bursts hold descriptors beyond the open connections.
+ACCEPT_BURST = 64
+#: Connections the kernel queues until they are accepted: a full queue drops a new client's
+#: connection attempt, which it retries only a second later.
+LISTEN_BACKLOG = 2048
 #: The most file descriptors asked for, however high the hard limit.
 MOST_DESCRIPTORS = 65_536
 
@@ -110,19 +115,32 @@ def guarded_protocol(max_connections: int, head_seconds: float = HEAD_SECONDS) -
 def server_config(app: Any, host: str, port: int, **options: Any) -> uvicorn.Config:
     """uvicorn's configuration for ``app`` with this module's timeouts and connection guard."""
     descriptors = raise_descriptor_limit()
-    max_connections = max(16, descriptors - RESERVED_DESCRIPTORS - 3 * BACKLOG)
+    max_connections = max(16, descriptors - RESERVED_DESCRIPTORS - 3 * ACCEPT_BURST)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         http=guarded_protocol(max_connections),
-        backlog=BACKLOG,
+        backlog=ACCEPT_BURST,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         **options,
     )
 
 
+class GuardedServer(uvicorn.Server):
+    """uvicorn's server, with a listen queue longer than the accept burst (asyncio uses one
+    number for both)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        for server in getattr(self, "servers", []):
+            for listening in server.sockets:
+                # A second listen() on the same socket (through a duplicate) sets its queue.
+                with socket.socket(fileno=os.dup(listening.fileno())) as same:
+                    same.listen(LISTEN_BACKLOG)
+
+
 def run(app: Any, host: str, port: int, **options: Any) -> None:
     """Serve ``app`` at ``host:port`` until stopped (Ctrl+C)."""
-    uvicorn.Server(server_config(app, host, port, **options)).run()
+    GuardedServer(server_config(app, host, port, **options)).run()
