@@ -190,6 +190,13 @@ ROWS = [
     ),
     ("check", "speedup_j2_vs_j1", "wall time at -j 1 / wall time at -j 2", None),
     (
+        "check_cells",
+        "cells_ratio",
+        "`promptdojo check` of one step of 10,000 cells / of 2,000 cells",
+        ("<=", 5),
+    ),
+    ("check_cells", "cells_2000_s", "`promptdojo check` of one step of 2,000 cells (s)", None),
+    (
         "lesson_cells",
         "slowest_cell_ms",
         "slowest lesson cell in Chromium, Pyodide with numpy (ms)",

@@ -23,12 +23,9 @@ def _main() -> None:
 
 
 DEFAULT_CACHE = Path(".cache/pyodide-packages")
-#: Compressed copies of the served Pyodide release's files (promptdojo.pyodide.compressed).
+#: Compressed copies of Pyodide's files, made once per file (promptdojo.pyodide.compressed).
 DEFAULT_COMPRESSED_CACHE = Path(".cache/compressed")
-CompressedCache = Annotated[
-    Path,
-    typer.Option(help="Where compressed copies of Pyodide's files are kept (made once per file)."),
-]
+CompressedCache = Annotated[Path, typer.Option(help="Where compressed copies are kept.")]
 
 pyodide_app = typer.Typer(help="Pyodide packages for the browser kernel.", no_args_is_help=True)
 app.add_typer(pyodide_app, name="pyodide")
@@ -144,9 +141,11 @@ def serve(
         str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
     ] = "info",
 ) -> None:
-    """Serve the lessons in LESSONS_DIR at http://HOST:PORT."""
-    import uvicorn
+    """Serve the lessons in LESSONS_DIR at http://HOST:PORT.
 
+    Slow clients are timed out and idle ones make room for new ones (promptdojo.web.server);
+    beyond localhost, serve behind a reverse proxy (docs/deploying.md).
+    """
     from promptdojo.pyodide.cache import DEFAULT_UPSTREAM
     from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.app import create_app
@@ -171,8 +170,9 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")
-    # Open live-reload streams must not hold up Ctrl+C.
-    uvicorn.run(application, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=2)
+    from promptdojo.web.server import run
+
+    run(application, host=host, port=port, log_level=log_level)
 
 
 @app.command()
@@ -310,6 +310,16 @@ def check(
             "the memory snapshot pages restore (for debugging the boot).",
         ),
     ] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pass-env",
+            metavar="NAME",
+            help="Let the cells see this environment variable too (repeatable). Cells see only "
+            "PATH, HOME, the locale and a few more by default, so a CI secret stays out of "
+            "outputs and records.",
+        ),
+    ] = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
 
@@ -338,6 +348,7 @@ def check(
             pyodide_cache=cache if pyodide and release is None else None,
             pyodide_release=release,
             snapshot_cache=None if no_snapshot else snapshot_cache,
+            pass_env=pass_env or [],
         )
     except SnapshotError as exc:
         typer.echo(f"error: {exc} (or check with --no-snapshot)", err=True)

@@ -60,6 +60,11 @@ class CellResult:
         }
 
 
+#: Characters of stdout and stderr together that one cell may show: the browser's worker drops
+#: the rest and shows a marker (it reads this from the kernel config), and the check keeps no
+#: more in its records. A value's representation longer than this is cut too (:func:`_mime_bundle`).
+OUTPUT_CAP = 100_000
+
 #: A value shows as the first of these it has: in the page's live output (``output.js``, through
 #: the kernel config) and in its recorded output (``_cell.html``), so both show the same thing.
 SHOWN_FIRST = ("text/html", "image/svg+xml", "text/plain")
@@ -85,12 +90,16 @@ def _mime_bundle(value: Any) -> dict[str, str]:
                 rendered = render()
             except Exception:  # a broken rich repr falls back to the plain one
                 rendered = None
-            if isinstance(rendered, str):
-                bundle[mime] = rendered
+            if isinstance(rendered, str) and len(rendered) <= OUTPUT_CAP:
+                bundle[mime] = rendered  # a longer picture or page would show cut: not at all
     try:
         bundle["text/plain"] = repr(value)
     except Exception as exc:  # pragma: no cover - exotic objects
         bundle["text/plain"] = f"<repr failed: {type(exc).__name__}: {exc}>"
+    plain = bundle["text/plain"]
+    if len(plain) > OUTPUT_CAP:
+        more = len(plain) - OUTPUT_CAP
+        bundle["text/plain"] = f"{plain[:OUTPUT_CAP]}… ({more:,} more characters)"
     return bundle
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptdojo.checking.backends.cpython import run_step_in_process
 from promptdojo.checking.orchestrator import check
 from promptdojo.checking.outcome import CheckResult, Status, StepResult
 from promptdojo.checking.record import drift, noise_hint, stale, write_records
@@ -38,21 +40,29 @@ def run_check(
     pyodide_cache: Path | None = None,
     pyodide_release: Release | None = None,
     snapshot_cache: Path | None = None,
+    pass_env: Sequence[str] = (),
 ) -> int:
     """Run the check, print as it goes, write the reports; return the exit status.
 
     ``pyodide_cache`` runs the cells in the built-in Pyodide with packages from that cache;
     ``pyodide_release`` runs them in an unpacked Pyodide release with its own wheels. Either
     restores the memory snapshot kept in ``snapshot_cache``, made there if missing (``None``:
-    every step boots from scratch).
+    every step boots from scratch). ``pass_env`` names variables the cells see besides the
+    allowed ones (:mod:`promptdojo.checking.environment`).
     """
     run_step = None
     if pyodide_cache is not None or pyodide_release is not None:
         from promptdojo.checking.backends.pyodide import pyodide_step_runner
 
         run_step = pyodide_step_runner(
-            pyodide_cache or Path("."), pyodide_release, snapshot_cache=snapshot_cache
+            pyodide_cache or Path("."),
+            pyodide_release,
+            snapshot_cache=snapshot_cache,
+            pass_env=pass_env,
         )
+    in_pyodide = run_step is not None
+    if pass_env and not in_pyodide:
+        run_step = functools.partial(run_step_in_process, pass_env=tuple(pass_env))
     echo: Callable[[str], None] = print
     if interactive():
         result = _with_progress(paths, jobs, run_step)
@@ -73,9 +83,7 @@ def run_check(
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
         result = check(paths, jobs=jobs, on_step=on_step, on_warning=echo, **kwargs)
-    return _finish(
-        result, junit_xml, record, check_outputs, echo, slow_warnings=run_step is not None
-    )
+    return _finish(result, junit_xml, record, check_outputs, echo, slow_warnings=in_pyodide)
 
 
 def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult:

@@ -31,7 +31,7 @@ from typing import Protocol
 
 from promptdojo.checking.outcome import CellOutcome, Output, Status
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Cell, CellKind, Step
-from promptdojo.kernel import CellResult, Kernel, seed_everything
+from promptdojo.kernel import OUTPUT_CAP, CellResult, Kernel, seed_everything
 
 #: Stands for every name: a failed cell whose bindings are unknown (``import *``, bad syntax).
 ANY_NAME = "*"
@@ -114,6 +114,47 @@ def learner_traceback(text: str, step: Step) -> str:
     return "".join(out)
 
 
+class CappedOutput:
+    """A cell's stdout and stderr, together at most ``cap`` characters: the browser's rule."""
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        self.cap = cap
+        self.kept = 0
+        self.truncated = False
+        self.parts: dict[str, list[str]] = {"stdout": [], "stderr": []}
+
+    def stream(self, name: str) -> io.TextIOBase:
+        """A file-like object for ``name`` (``stdout`` or ``stderr``)."""
+        return _Stream(self, name)
+
+    def write(self, name: str, text: str) -> None:
+        if self.truncated:
+            return
+        room = self.cap - self.kept
+        if len(text) > room:
+            text, self.truncated = text[:room], True
+        self.parts[name].append(text)
+        self.kept += len(text)
+
+    def text(self, name: str) -> str:
+        return "".join(self.parts[name])
+
+
+class _Stream(io.TextIOBase):
+    """One of a cell's two output streams, writing into its :class:`CappedOutput`."""
+
+    def __init__(self, output: CappedOutput, name: str) -> None:
+        super().__init__()
+        self.output, self.name = output, name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.output.write(self.name, text)
+        return len(text)
+
+
 class Limiter(Protocol):
     """Enforces a cell's time limit: ``with limiter(seconds): run the cell``.
 
@@ -157,7 +198,8 @@ class StepRunner:
 
     def execute(self, cell: Cell, limit: float) -> tuple[CellResult, Output, float]:
         """Run ``cell``'s code, capturing output, under ``limit`` seconds."""
-        out, err = io.StringIO(), io.StringIO()
+        output = CappedOutput()
+        out, err = output.stream("stdout"), output.stream("stderr")
         started = time.perf_counter()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), self.limiter(limit):
             result = self.kernel.run(
@@ -173,7 +215,9 @@ class StepRunner:
             # An interrupt-based limiter (Pyodide's) stops a cell with KeyboardInterrupt.
             result.error_type = "CellTimeout"
             result.error_message = f"the cell ran longer than its time limit of {limit:g} s"
-        return result, Output(out.getvalue(), err.getvalue(), dict(result.value)), seconds
+        shown = Output(output.text("stdout"), output.text("stderr"), dict(result.value))
+        shown.truncated = output.cap if output.truncated else 0
+        return result, shown, seconds
 
     def _outcome(
         self, cell: Cell, status: Status, message: str = "", at: Cell | None = None, **extra

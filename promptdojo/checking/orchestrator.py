@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -42,7 +43,10 @@ def check(
         for lesson in (validation.lessons if validation else [])
         for step in lesson.steps
     ]
-    if on_warning is not None and run_step is run_step_in_process:
+    cpython = run_step is run_step_in_process or (
+        isinstance(run_step, functools.partial) and run_step.func is run_step_in_process
+    )
+    if on_warning is not None and cpython:
         from promptdojo.checking.packages import warnings_for
 
         for warning in warnings_for(validation.lessons if validation else []):

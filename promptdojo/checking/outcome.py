@@ -30,6 +30,9 @@ class Output:
     value: dict[str, str] = field(default_factory=dict)
     #: The traceback a cell expected to raise shows learners (numbered in the cell's lines).
     error: str = ""
+    #: When the cell printed more than :data:`promptdojo.kernel.OUTPUT_CAP` characters: that
+    #: cap (the rest was dropped, as the browser drops it); else 0.
+    truncated: int = 0
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -39,6 +42,8 @@ class Output:
         }
         if self.error:
             data["error"] = self.error
+        if self.truncated:
+            data["truncated"] = self.truncated
         return data
 
 

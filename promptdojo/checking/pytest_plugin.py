@@ -5,6 +5,9 @@ one namespace and run in order; running one cell alone runs the cells above it f
 failure, the step's later cells are skipped with the reason. Each step file is one pytest file, so
 ``pytest-xdist --dist loadfile`` keeps a step's cells together; ``pytest-timeout`` keeps working
 because the cell time limit never outlives an outer alarm.
+
+Cells see the environment ``promptdojo check`` gives them (:mod:`promptdojo.checking.environment`)
+while they run, plus the names given with ``--pass-env NAME``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 
 from promptdojo.checking.backends.cpython import ONE_BLAS_THREAD
+from promptdojo.checking.environment import scrubbed_environ
 from promptdojo.checking.judge import StepRunner
 from promptdojo.checking.outcome import CellOutcome, Status
 from promptdojo.checking.report import code_lines_at, excerpt
@@ -28,6 +32,17 @@ _LESSONS = pytest.StashKey[dict[Path, Lesson | LessonError]]()
 # before any test module, so before numpy starts its thread pool). An explicit setting wins.
 for _name, _value in ONE_BLAS_THREAD.items():
     os.environ.setdefault(_name, _value)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("promptdojo").addoption(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="lesson cells see this environment variable too (repeatable); by default they see "
+        "only PATH, HOME, the locale and a few more, as under `promptdojo check`",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,9 +104,11 @@ class StepNode(pytest.Collector):
         """Run the cells above ``cell`` that have not run yet, then ``cell``."""
         if self.runner is None:
             self.runner = StepRunner(self.step, self.lesson.time_limit)
+        pass_env = self.config.getoption("pass_env") or []
         for other in (*self.step.setup, *self.step.cells):
             if other.id not in self.done:
-                self.done[other.id] = self.runner.run_cell(other)
+                with scrubbed_environ(pass_env):
+                    self.done[other.id] = self.runner.run_cell(other)
             if other.id == cell.id:
                 break
         return self.done[cell.id]

@@ -22,6 +22,10 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "packages": list,
     "time_limit": (int, float),
     "seed": int,
+    # Limits on each cell's process under `promptdojo check` (CPython; docs/authoring.md).
+    "memory_limit_mb": int,
+    "cpu_limit": (int, float),
+    "file_size_limit_mb": int,
 }
 REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
 #: Keys that once meant something, and what to do now.
@@ -36,6 +40,9 @@ _TYPE_NAMES = {
     "packages": "a list",
     "time_limit": "a number of seconds",
     "seed": "a whole number",
+    "memory_limit_mb": "a whole number of megabytes",
+    "cpu_limit": "a number of seconds",
+    "file_size_limit_mb": "a whole number of megabytes",
 }
 _EXAMPLES = {
     "id": "my-lesson",
@@ -44,6 +51,9 @@ _EXAMPLES = {
     "packages": "[numpy]",
     "time_limit": "30",
     "seed": "0",
+    "memory_limit_mb": "4096",
+    "cpu_limit": "60",
+    "file_size_limit_mb": "256",
 }
 
 
@@ -143,7 +153,9 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
                     f"package {name!r} is not in the pinned Pyodide's pyodide-lock.json",
                     closest_packages(str(name).lower(), known),
                 )
-    time_limit = data.get("time_limit")
-    if isinstance(time_limit, int | float) and not isinstance(time_limit, bool) and time_limit <= 0:
-        report.add(path, lines.get("time_limit"), "time_limit must be a positive number of seconds")
+    for key in ("time_limit", "memory_limit_mb", "cpu_limit", "file_size_limit_mb"):
+        value = data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
+            unit = "megabytes" if key.endswith("_mb") else "seconds"
+            report.add(path, lines.get(key), f"{key} must be a positive number of {unit}")
     return data

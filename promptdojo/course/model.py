@@ -152,6 +152,10 @@ class Lesson:
     packages: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT
     seed: int | None = None
+    #: Limits on each cell's process under ``check`` (``None``: the check's defaults).
+    memory_limit_mb: int | None = None
+    cpu_limit: float | None = None
+    file_size_limit_mb: int | None = None
     steps: tuple[Step, ...] = field(default_factory=tuple)
     #: Every mistake found in the lesson, in the order found; empty for a valid lesson.
     problems: tuple[Diagnostic, ...] = ()

@@ -138,6 +138,9 @@ def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
         else (),
         time_limit=_number(meta, "time_limit", float, DEFAULT_TIME_LIMIT),
         seed=_number(meta, "seed", int, None),
+        memory_limit_mb=_number(meta, "memory_limit_mb", int, None),
+        cpu_limit=_number(meta, "cpu_limit", float, None),
+        file_size_limit_mb=_number(meta, "file_size_limit_mb", int, None),
         steps=tuple(steps),
         problems=problems,
     )

@@ -18,13 +18,16 @@ learner's page.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import json
 import subprocess
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import brotli
 import zstandard
 
 from promptdojo.pyodide.bundle import LearnerBundle
@@ -46,6 +49,14 @@ _DIGEST = "snapshot.sha256"
 #: accepts zstd decodes it several times faster than brotli, at a smaller size, and the
 #: snapshot's decoding competes with the boot's other work for the CPU.
 COPIES = CODINGS
+#: How each compressed copy decodes, by file suffix.
+_DECODERS = {
+    "zst": lambda data: zstandard.ZstdDecompressor().decompress(data),
+    "gz": gzip.decompress,
+    "br": brotli.decompress,
+}
+#: What a file that cannot be read, or decoded, raises.
+_DECODE_ERRORS = (OSError, ValueError, EOFError, zlib.error, zstandard.ZstdError, brotli.error)
 
 
 class SnapshotError(RuntimeError):
@@ -71,6 +82,26 @@ class Snapshot:
     def encoded(self, suffix: str) -> Path:
         """The compressed copy with file suffix ``suffix`` (of :data:`COPIES`: ``zst``...)."""
         return self.path.with_name(f"{self.path.name}.{suffix}")
+
+    def problem(self) -> str:
+        """What is wrong with the files on disk, or ``""``: the snapshot must hash to its
+        recorded digest, and each compressed copy must decode to the same bytes."""
+        try:
+            if sha256_of(self.path) != self.sha256:
+                return f"{self.path} does not match its recorded SHA-256 {self.sha256}"
+            for suffix in _DECODERS:
+                copy = self.encoded(suffix)
+                if copy.is_file():
+                    data = _DECODERS[suffix](copy.read_bytes())
+                    if hashlib.sha256(data).hexdigest() != self.sha256:
+                        return f"{copy} does not decode to the snapshot"
+        except _DECODE_ERRORS as error:
+            return f"{self.path.parent} cannot be read whole: {error}"
+        return ""
+
+    def discard(self) -> None:
+        """Forget it: without its digest file the cache holds no snapshot, and one is made."""
+        self.path.with_name(_DIGEST).unlink(missing_ok=True)
 
     def describe(self) -> str:
         """One line for a build log: name and sizes."""
@@ -116,7 +147,8 @@ def ensure_snapshot(
 ) -> Snapshot:
     """The snapshot for ``core`` and ``bundle``: from ``cache_dir``, or made now (a few seconds).
 
-    Raises :class:`SnapshotError` if Node cannot make one.
+    Raises :class:`SnapshotError` if Node cannot make one. (A server re-hashes the one it finds
+    with :func:`checked_snapshot`; a page and the check re-hash what they restore.)
     """
     found = cached_snapshot(core, bundle, cache_dir)
     if found is not None:
@@ -129,6 +161,24 @@ def ensure_snapshot(
         fcntl.flock(lock, fcntl.LOCK_EX)
         found = cached_snapshot(core, bundle, cache_dir)
         return found if found is not None else _make(core, bundle, folder, timeout)
+
+
+def checked_snapshot(
+    core: Path, bundle: LearnerBundle, cache_dir: Path, warn=lambda message: None
+) -> Snapshot:
+    """:func:`ensure_snapshot`, with the files re-hashed: a damaged one is made again (``warn``
+    hears why). Raises :class:`SnapshotError` if the new one is damaged too."""
+    snapshot = ensure_snapshot(core, bundle, cache_dir)
+    problem = snapshot.problem()
+    if not problem:
+        return snapshot
+    warn(f"the cached memory snapshot is damaged ({problem}); making it again")
+    snapshot.discard()
+    snapshot = ensure_snapshot(core, bundle, cache_dir)
+    problem = snapshot.problem()
+    if problem:
+        raise SnapshotError(f"the memory snapshot made in {cache_dir} is damaged: {problem}")
+    return snapshot
 
 
 def _reason(stderr: str) -> str:

@@ -27,11 +27,16 @@ from promptdojo.pyodide.compressed import folder_copies
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS, RELEASE_URL, Release
-from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, ensure_snapshot
+from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapshot
 from promptdojo.web import offline, pages, pyodide_files
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
-from promptdojo.web.headers import SecurityHeadersMiddleware
+from promptdojo.web.headers import (
+    NO_STORE,
+    READ_METHODS,
+    SECURITY_HEADERS,
+    SecurityHeadersMiddleware,
+)
 from promptdojo.web.isolation import ISOLATION_SCRIPT
 from promptdojo.web.live import LiveReload
 from promptdojo.web.package_store import PackageStore
@@ -47,6 +52,7 @@ mimetypes.add_type("text/javascript", ".mjs")
 mimetypes.add_type("text/javascript", ".js")
 
 log = logging.getLogger("promptdojo.web")
+SECURITY_HEADERS_TEXT = [(k.decode(), v.decode()) for k, v in SECURITY_HEADERS]
 
 
 def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot | None:
@@ -54,7 +60,7 @@ def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot
     if settings.snapshot_cache_dir is None:
         return None
     try:
-        snapshot = ensure_snapshot(core, bundle, settings.snapshot_cache_dir)
+        snapshot = checked_snapshot(core, bundle, settings.snapshot_cache_dir, log.warning)
     except SnapshotError as exc:
         log.warning("%s; pages will boot Python without a snapshot", exc)
         return None
@@ -208,7 +214,13 @@ def create_app(settings: Settings) -> FastAPI:
             headers={"cache-control": "no-cache"},
         )
 
-    @app.get("/healthz", include_in_schema=False)
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> Response:
+        # Sent outside the middleware above (Starlette's error handler is the outermost layer).
+        headers = {"cache-control": NO_STORE, **dict(SECURITY_HEADERS_TEXT)}
+        return PlainTextResponse("Internal Server Error\n", status_code=500, headers=headers)
+
+    @app.api_route("/healthz", methods=READ_METHODS, include_in_schema=False)
     async def healthz() -> HTMLResponse:
         return HTMLResponse("ok")
 

@@ -15,12 +15,35 @@ from promptdojo.course import (
 )
 from promptdojo.course.parse import read_lesson
 from promptdojo.course.records import load_records
+from promptdojo.kernel import OUTPUT_CAP
 from promptdojo.pyodide.lock import Lock
 
 if TYPE_CHECKING:
     from promptdojo.web.pages import CachedPage
 
 log = logging.getLogger("promptdojo.web")
+
+
+def within_cap(record: dict) -> dict:
+    """``record`` as a page may carry it: at most :data:`OUTPUT_CAP` characters of stdout and
+    stderr together (with the cap noted, as the browser marks it), and no value longer than
+    that. A record written by ``check`` already is; one written by hand or by an older version
+    may not be."""
+    out, err = str(record.get("stdout") or ""), str(record.get("stderr") or "")
+    value = record.get("value") if isinstance(record.get("value"), dict) else {}
+    if len(out) + len(err) <= OUTPUT_CAP and all(len(str(v)) <= OUTPUT_CAP for v in value.values()):
+        return record
+    capped = dict(record)
+    if len(out) + len(err) > OUTPUT_CAP:
+        capped["stdout"] = out[:OUTPUT_CAP]
+        capped["stderr"] = err[: OUTPUT_CAP - len(capped["stdout"])]
+        capped["truncated"] = OUTPUT_CAP
+    capped["value"] = {
+        mime: text if len(str(text)) <= OUTPUT_CAP else f"{str(text)[:OUTPUT_CAP]}…"
+        for mime, text in value.items()
+        if mime == "text/plain" or len(str(text)) <= OUTPUT_CAP
+    }
+    return capped
 
 
 @dataclass
@@ -79,7 +102,11 @@ class Catalog:
 
     def _load_records(self, lesson: Lesson) -> None:
         for step in lesson.steps:
-            self.records[(lesson.id, step.number)] = load_records(step)
+            loaded = load_records(step)
+            self.records[(lesson.id, step.number)] = {
+                cell_id: within_cap(record) if isinstance(record, dict) else record
+                for cell_id, record in loaded.items()
+            }
 
     def lesson(self, lesson_id: str, dev: bool) -> Lesson | None:
         """The lesson ``lesson_id``; in development, a lesson with mistakes too."""

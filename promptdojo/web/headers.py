@@ -27,6 +27,11 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 
+#: The methods of every route that serves something: HEAD wherever GET.
+READ_METHODS = ["GET", "HEAD"]
+#: Error responses are never stored: a 404 or 502 must not outlive its cause in a cache.
+NO_STORE = "no-store"
+
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-embedder-policy", b"require-corp"),
@@ -38,7 +43,8 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 
 
 class SecurityHeadersMiddleware:
-    """Pure ASGI middleware that adds :data:`SECURITY_HEADERS` to every HTTP response."""
+    """Pure ASGI middleware that adds :data:`SECURITY_HEADERS` to every HTTP response, and
+    ``Cache-Control: no-store`` to every error response (status 400 and above)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -50,9 +56,13 @@ class SecurityHeadersMiddleware:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                present = {name for name, _ in message.get("headers", [])}
+                headers = list(message.get("headers", []))
+                if message["status"] >= 400:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                    headers.append((b"cache-control", NO_STORE.encode()))
+                present = {name for name, _ in headers}
                 extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
-                message["headers"] = [*message.get("headers", []), *extra]
+                message["headers"] = [*headers, *extra]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -21,7 +21,7 @@ from fastapi.responses import Response
 
 from promptdojo import __version__
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS
-from promptdojo.web.headers import SECURITY_HEADERS
+from promptdojo.web.headers import READ_METHODS, SECURITY_HEADERS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 
 SERVICE_WORKER_URL = "/sw.js"
@@ -99,7 +99,7 @@ def _served_version(state: object, pages: list[str], files: list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-@router.get(SERVICE_WORKER_URL, include_in_schema=False)
+@router.api_route(SERVICE_WORKER_URL, methods=READ_METHODS, include_in_schema=False)
 async def service_worker(request: Request) -> Response:
     """The service worker for the served course; made once per catalog (a reload makes anew)."""
     state = request.app.state

@@ -5,12 +5,20 @@ package cache folder; the upstream (by default the official CDN of the pinned Py
 once, checked against the sha256 in ``pyodide-lock.json`` and stored in the cache. Concurrent first
 requests for one wheel share one download. A failed fetch is remembered for a short while, so a
 classroom without internet gets its answer at once instead of one timeout per page load.
+
+Every wheel served, from the release folder or the cache, is a regular file inside its folder
+(a symlink that leads out of it is refused) whose sha256 is the lock's. It is hashed when first
+served after start, and again whenever its file changes: its device, inode, size, modification
+or change time (a file overwritten in place, with its size and mtime put back, still gets a new
+change time).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat as stat_module
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -48,30 +56,45 @@ class PackageStore:
     upstream: str | None = None
     release_dir: Path | None = None
     _by_file: dict[str, dict] = field(default_factory=dict, init=False)
-    _verified: dict[Path, tuple[int, int]] = field(default_factory=dict, init=False)
+    _verified: dict[Path, tuple[int, ...]] = field(default_factory=dict, init=False)
     _inflight: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False)
     _failures: dict[str, tuple[float, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._by_file = {entry["file_name"]: entry for entry in self.lock.packages.values()}
 
-    def _cached(self, entry: dict) -> Path | None:
-        """The cached wheel if it is there with the lock's sha256 (hashed once per file)."""
-        if self.cache_dir is None:
+    def _checked(self, folder: Path | None, entry: dict) -> Path | None:
+        """The wheel of ``entry`` in ``folder``, resolved, if it is a regular file inside the
+        folder with the lock's sha256 (hashed again whenever its file changed)."""
+        if folder is None:
             return None
-        path = self.cache_dir / entry["file_name"]
         try:
+            path = (folder / entry["file_name"]).resolve(strict=True)
+            inside = path.is_relative_to(folder.resolve(strict=True))
             stat = path.stat()
         except OSError:
             return None
-        signature = (stat.st_size, stat.st_mtime_ns)
-        if self._verified.get(path) == signature:
+        if not inside:
+            log.warning("%s leads out of %s; not serving it", folder / entry["file_name"], folder)
+            return None
+        if not stat_module.S_ISREG(stat.st_mode):
+            return None
+        if self._verified.get(path) == _signature(stat):
             return path
+        self._verified.pop(path, None)
         if sha256_of(path) != entry["sha256"]:
             log.warning("%s does not match pyodide-lock.json; not serving it", path)
             return None
-        self._verified[path] = signature
+        self._verified[path] = _signature(stat)
         return path
+
+    def _cached(self, entry: dict) -> Path | None:
+        """The cached wheel if it is there with the lock's sha256."""
+        return self._checked(self.cache_dir, entry)
+
+    def _on_hand(self, entry: dict) -> Path | None:
+        """The wheel from the release folder, else from the cache, if either holds it whole."""
+        return self._checked(self.release_dir, entry) or self._cached(entry)
 
     def on_hand(self, names: Iterable[str]) -> list[dict]:
         """Lock entries of ``names`` and their dependencies whose wheels are served without a
@@ -83,26 +106,17 @@ class PackageStore:
             wanted = self.lock.install_order(names)
         except PackageError:
             return []
-        return [
-            entry
-            for entry in wanted
-            if (self.release_dir is not None and (self.release_dir / entry["file_name"]).is_file())
-            or self._cached(entry) is not None
-        ]
+        return [entry for entry in wanted if self._on_hand(entry) is not None]
 
     async def get(self, file_name: str) -> Path:
         """The path of ``file_name`` to serve, fetching it first if need be."""
-        if self.release_dir is not None:
-            candidate = self.release_dir / file_name
-            if candidate.is_file():
-                return candidate
         entry = self._by_file.get(file_name)
         if entry is None:
             raise PackageUnavailableError(
                 404, f"{file_name} is not a package of Pyodide {self.lock.version}"
             )
         name = entry["name"]
-        path = await asyncio.to_thread(self._cached, entry)
+        path = await asyncio.to_thread(self._on_hand, entry)
         if path is not None:
             return path
         if self.upstream is None or self.cache_dir is None:
@@ -138,6 +152,11 @@ class PackageStore:
             self._failures[file_name] = (time.monotonic(), message)
             raise PackageUnavailableError(502, message) from None
         self._failures.pop(file_name, None)
-        stat = path.stat()
-        self._verified[path] = (stat.st_size, stat.st_mtime_ns)
+        path = path.resolve()
+        self._verified[path] = _signature(path.stat())
         return path
+
+
+def _signature(stat: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's bytes may have: any write updates its change time."""
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)

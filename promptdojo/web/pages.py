@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,15 +19,20 @@ from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash
-from promptdojo.kernel import HTML_FRAME_HEAD, SHOWN_FIRST, seed_code
+from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
+from promptdojo.web.accept import accepts
+from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.twins import twins_config
 
 router = APIRouter()
 
 PAGE_HEADERS = {"cache-control": "no-cache"}
+#: A step number as a URL gives it: ASCII digits, not too many for ``int`` (``"²".isdigit()``
+#: is true, and Python refuses to convert a number of thousands of digits).
+STEP_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 class BrokenLessonError(Exception):
@@ -85,7 +91,7 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
     page = pages.get(key)
     if page is None:
         page = pages[key] = CachedPage.of(render().encode("utf-8"))
-    zipped = "gzip" in request.headers.get("accept-encoding", "")
+    zipped = accepts(request.headers.get("accept-encoding", ""), "gzip")
     # Each encoding is its own representation, with its own ETag.
     etag = page.etag[:-1] + '-gz"' if zipped else page.etag
     headers = {**PAGE_HEADERS, "etag": etag, "vary": "accept-encoding"}
@@ -101,7 +107,7 @@ def _render(request: Request, name: str, context: dict) -> str:
     return request.app.state.templates.get_template(name).render(context)
 
 
-@router.get("/", include_in_schema=False)
+@router.api_route("/", methods=READ_METHODS, include_in_schema=False)
 async def index(request: Request) -> Response:
     """Every lesson with its title, chapter and number of steps."""
     catalog = request.app.state.catalog
@@ -132,22 +138,23 @@ async def index(request: Request) -> Response:
     return _cached_page(request, ("index",), render)
 
 
-@router.get("/lessons/{lesson_id}", include_in_schema=False)
+@router.api_route("/lessons/{lesson_id}", methods=READ_METHODS, include_in_schema=False)
 async def lesson_start(request: Request, lesson_id: str) -> Response:
     """A lesson's own URL opens its first step."""
     lesson = _lesson(request, lesson_id)
     return RedirectResponse(request.app.state.urls.step(lesson.id, 1), status_code=307)
 
 
-@router.get("/lessons/{lesson_id}/{number}", include_in_schema=False)
+@router.api_route("/lessons/{lesson_id}/{number}", methods=READ_METHODS, include_in_schema=False)
 async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     """One step: prose, editable cells, recorded outputs, and the kernel's configuration."""
     lesson = _lesson(request, lesson_id)
-    step = lesson.step(int(number)) if number.isdigit() else None
+    step = lesson.step(int(number)) if STEP_NUMBER.fullmatch(number) else None
     if step is None:
+        shown = number if len(number) <= 20 else number[:20] + "…"
         raise HTTPException(
             404,
-            f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{number}”.",
+            f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{shown}”.",
         )
     state = request.app.state
     url = state.urls.of  # every URL below the site's base path
@@ -173,6 +180,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "timeLimit": lesson.time_limit,
             "stopGraceMs": STOP_GRACE_SECONDS * 1000,
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
+            # Characters of output one cell shows; the check keeps no more in its records.
+            "outputCap": OUTPUT_CAP,
             # Wheels on hand for the lesson's packages, in install order: the worker unpacks
             # them while Python starts (wheels.js).
             "wheels": [

@@ -8,8 +8,10 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import FileResponse, Response
 
 from promptdojo.pyodide.snapshot import COPIES
+from promptdojo.web.accept import accepts
+from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.package_store import PackageUnavailableError
-from promptdojo.web.staticfiles import IMMUTABLE, accepted_codings
+from promptdojo.web.staticfiles import IMMUTABLE
 
 BUNDLE_URL = "/bundle"
 SNAPSHOT_URL = "/snapshot"
@@ -19,7 +21,7 @@ _WHEEL_NAME = re.compile(r"^[A-Za-z0-9_.+-]+\.(whl|zip|tar)$")
 router = APIRouter()
 
 
-@router.get(BUNDLE_URL + "/{filename}", include_in_schema=False)
+@router.api_route(BUNDLE_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def learner_bundle(request: Request, filename: str) -> Response:
     """The zipped learner library, under its content hash."""
     bundle = request.app.state.bundle
@@ -28,17 +30,17 @@ async def learner_bundle(request: Request, filename: str) -> Response:
     return Response(bundle.data, media_type="application/zip", headers={"cache-control": IMMUTABLE})
 
 
-@router.get(SNAPSHOT_URL + "/{filename}", include_in_schema=False)
+@router.api_route(SNAPSHOT_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def memory_snapshot(request: Request, filename: str) -> Response:
     """The memory snapshot the worker restores, under its content hash, sent precompressed."""
     snapshot = request.app.state.snapshot
     if snapshot is None or filename != snapshot.filename:
         current = snapshot.filename if snapshot else "none (this server boots Python cold)"
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
-    accepted = accepted_codings(request.scope)
+    accepted = request.headers.get("accept-encoding", "")
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
     for encoding, suffix in COPIES:
-        if encoding in accepted and snapshot.encoded(suffix).is_file():
+        if accepts(accepted, encoding) and snapshot.encoded(suffix).is_file():
             headers["content-encoding"] = encoding
             return FileResponse(
                 snapshot.encoded(suffix), media_type="application/octet-stream", headers=headers
@@ -46,7 +48,7 @@ async def memory_snapshot(request: Request, filename: str) -> Response:
     return FileResponse(snapshot.path, media_type="application/octet-stream", headers=headers)
 
 
-@router.get(PACKAGES_URL + "/{filename}", include_in_schema=False)
+@router.api_route(PACKAGES_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def package(request: Request, filename: str) -> Response:
     """A Pyodide package wheel: from the release folder, the cache, or fetched once upstream."""
     if not _WHEEL_NAME.match(filename) or filename.startswith("."):

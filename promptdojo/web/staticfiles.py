@@ -18,19 +18,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from promptdojo.pyodide.compressed import CODINGS
+from promptdojo.web.accept import accepts
 
 IMMUTABLE = "public, max-age=31536000, immutable"
-
-
-def accepted_codings(scope: Scope) -> set[str]:
-    """The content codings a request's ``Accept-Encoding`` allows (``q=0`` refuses one)."""
-    accepted = set()
-    for part in Headers(scope=scope).get("accept-encoding", "").split(","):
-        coding, *params = (item.strip() for item in part.split(";"))
-        refused = any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params)
-        if coding and not refused:
-            accepted.add(coding.lower())
-    return accepted
 
 
 class ImmutableStaticFiles(StaticFiles):
@@ -60,9 +50,9 @@ class ImmutableStaticFiles(StaticFiles):
         response = await super().get_response(path, scope)
         if response.status_code != 200 or not isinstance(response, FileResponse):
             return response
-        accepted = accepted_codings(scope)
+        accepted = Headers(scope=scope).get("accept-encoding", "")
         for coding, suffix in CODINGS:
-            found = coding in accepted and self._copy(path, coding, suffix)
+            found = accepts(accepted, coding) and self._copy(path, coding, suffix)
             if not found:
                 continue
             variant = FileResponse(

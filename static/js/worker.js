@@ -17,8 +17,11 @@ const networkFetch = self.fetch;
 
 /** Output is posted at most this often while a cell runs, so a chatty loop cannot flood the page. */
 const FLUSH_MS = 50;
-/** Characters of stdout + stderr one cell may show; the rest is dropped, with a marker. */
-const OUTPUT_CAP = 100_000;
+/**
+ * Characters of stdout + stderr one cell may show; the rest is dropped, with a marker. Python's
+ * (promptdojo.kernel.OUTPUT_CAP), from the kernel config.
+ */
+let outputCap = Infinity;
 let shown = 0;
 let truncated = false;
 
@@ -39,13 +42,13 @@ function flush() {
 
 function onStream(name, text) {
   if (truncated) return;
-  if (shown + text.length > OUTPUT_CAP) {
+  if (shown + text.length > outputCap) {
     // Keep what fits, send it, then the marker: nothing follows the marker.
-    pending[name] += text.slice(0, Math.max(0, OUTPUT_CAP - shown));
-    shown = OUTPUT_CAP;
+    pending[name] += text.slice(0, Math.max(0, outputCap - shown));
+    shown = outputCap;
     truncated = true;
     flush();
-    self.postMessage({ type: FROM_WORKER.TRUNCATED, id: current, limit: OUTPUT_CAP });
+    self.postMessage({ type: FROM_WORKER.TRUNCATED, id: current, limit: outputCap });
     return;
   }
   shown += text.length;
@@ -115,6 +118,7 @@ function compileCoreEarly(indexURL) {
 }
 
 async function init(config, step) {
+  outputCap = config.outputCap;
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -134,3 +135,65 @@ def test_wheels_on_hand_are_the_ones_served_without_a_fetch(tmp_path: Path) -> N
     assert files() == ["tinydep-1.0-py3-none-any.whl", TINYPKG]
     assert packages.on_hand(["tinypkg"])[1]["sha256"] == hashlib.sha256(GOOD).hexdigest()
     assert packages.on_hand(["not-a-package"]) == []
+
+
+def test_a_cached_wheel_overwritten_in_place_is_hashed_again(tmp_path: Path) -> None:
+    packages = store(tmp_path, None)
+    (tmp_path / "cache").mkdir()
+    wheel = tmp_path / "cache" / TINYPKG
+    wheel.write_bytes(GOOD)
+    assert arun(packages.get(TINYPKG)) == wheel
+    before = wheel.stat()
+    with wheel.open("r+b") as file:  # the same size, and the same mtime put back
+        file.write(b"X" * 16)
+    os.utime(wheel, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (wheel.stat().st_size, wheel.stat().st_mtime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    with pytest.raises(PackageUnavailableError):
+        arun(packages.get(TINYPKG))
+    assert packages.on_hand(["tinypkg"]) == []
+
+
+def test_a_cached_wheel_replaced_by_another_file_is_hashed_again(tmp_path: Path) -> None:
+    packages = store(tmp_path, None)
+    (tmp_path / "cache").mkdir()
+    wheel = tmp_path / "cache" / TINYPKG
+    wheel.write_bytes(GOOD)
+    assert arun(packages.get(TINYPKG)) == wheel
+    before = wheel.stat()
+    other = tmp_path / "other.whl"
+    other.write_bytes(b"X" * len(GOOD))
+    os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+    other.replace(wheel)  # another inode, same size and mtime
+    with pytest.raises(PackageUnavailableError):
+        arun(packages.get(TINYPKG))
+
+
+def test_a_release_folder_wheel_is_checked_against_the_lock(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / TINYPKG).write_bytes(GOOD[:-1] + b"!")
+    packages = store(tmp_path, None, release)
+    with pytest.raises(PackageUnavailableError):
+        arun(packages.get(TINYPKG))
+    assert packages.on_hand(["tinypkg"]) == []
+
+
+def test_a_release_folder_wheel_is_never_followed_out_of_its_folder(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    release.mkdir()
+    outside = tmp_path / "elsewhere" / TINYPKG
+    outside.parent.mkdir()
+    outside.write_bytes(GOOD)  # even with the right bytes
+    (release / TINYPKG).symlink_to(outside)
+    packages = store(tmp_path, None, release)
+    with pytest.raises(PackageUnavailableError):
+        arun(packages.get(TINYPKG))
+    inside = release / "wheels" / TINYPKG  # a link that stays inside is fine
+    inside.parent.mkdir()
+    inside.write_bytes(GOOD)
+    (release / TINYPKG).unlink()
+    (release / TINYPKG).symlink_to(inside)
+    assert arun(packages.get(TINYPKG)) == inside

@@ -91,6 +91,16 @@ def test_step_number_out_of_range_is_a_404_naming_the_range(client: TestClient) 
         assert "has steps 1 to 3" in response.text
 
 
+def test_a_step_number_int_refuses_is_the_normal_404_page(client: TestClient) -> None:
+    # "²" is a digit to str.isdigit() but not to int(); 5,000 digits are past int()'s limit.
+    for number in ("²", "１", "1" * 5000):
+        response = client.get(f"/lessons/hello/{number}", headers=HTML)
+        assert response.status_code == 404, number[:10]
+        assert response.headers["content-type"].startswith("text/html")
+        assert "has steps 1 to 3" in response.text
+        assert len(response.text) < 10_000  # the number is not echoed back whole
+
+
 def test_unknown_route_without_html_accept_gets_json(client: TestClient) -> None:
     response = client.get("/nothing-here", headers={"accept": "application/json"})
     assert response.status_code == 404

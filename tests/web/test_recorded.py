@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from promptdojo.kernel import OUTPUT_CAP
 from promptdojo.web.app import create_app
 from promptdojo.web.settings import Settings
+from tests.conftest import ROOT
 
 HTML = {"accept": "text/html"}
 
@@ -86,3 +89,33 @@ def test_the_lesson_seed_runs_before_the_steps_setup_in_the_browser(
     assert "_seed" not in kernel.namespace("s"), "the seeding leaves no name behind"
     fresh = step_data("")
     assert [c["id"] for c in fresh["setup"]] == ["cell-1"], "no seed: fresh numbers every run"
+
+
+def test_a_record_over_the_output_cap_is_cut_on_the_page(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    # A record written by hand, or by a version of check without the cap: 1 MB of stdout.
+    lessons = tmp_path / "lessons"
+    shutil.copytree(fixture_lessons / "hello", lessons / "hello")
+    record = lessons / "hello" / "recorded" / "01-where-am-i.json"
+    data = json.loads(record.read_text())
+    cell = next(iter(data))
+    data[cell] = {**data[cell], "stdout": "x" * 1_000_000, "value": {"text/html": "<b>" * 10**5}}
+    record.write_text(json.dumps(data))
+    client = TestClient(create_app(Settings(lessons_dir=lessons)))
+    page = client.get("/lessons/hello/1", headers=HTML).text
+    assert "x" * OUTPUT_CAP in page
+    assert "x" * (OUTPUT_CAP + 1) not in page
+    assert len(page) < 2 * OUTPUT_CAP
+    assert "Output truncated: a cell shows at most 100,000 characters." in _cell(page, cell)
+
+
+def test_the_page_passes_the_output_cap_and_the_worker_holds_no_copy(client: TestClient) -> None:
+    page = client.get("/lessons/hello/1", headers=HTML).text
+    raw = re.search(r'<meta name="promptdojo-kernel" content="([^"]*)">', page)
+    assert raw is not None
+    config = json.loads(raw.group(1).replace("&#34;", '"').replace("&amp;", "&"))
+    assert config["outputCap"] == OUTPUT_CAP
+    worker = (ROOT / "static" / "js" / "worker.js").read_text()
+    assert str(OUTPUT_CAP) not in worker.replace("_", "")
+    assert "config.outputCap" in worker

@@ -5,14 +5,17 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import re
 from pathlib import Path
 
 import brotli
+import pytest
 import zstandard
 from fastapi.testclient import TestClient
 
 from promptdojo.pyodide.dist import core_dir
+from promptdojo.pyodide.snapshot import Snapshot
 from promptdojo.web.app import create_app
 from promptdojo.web.settings import Settings
 from tests.support.snapshots import plant
@@ -96,3 +99,31 @@ def test_without_snapshots_the_page_boots_cold(client: TestClient) -> None:
     response = client.get("/snapshot/snapshot-0000000000000000.bin")
     assert response.status_code == 404
     assert "this server boots Python cold" in response.json()["detail"]
+
+
+def test_a_damaged_snapshot_in_the_cache_is_made_again_at_start(
+    fixture_lessons: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Served under its good name until now: the bytes on disk no longer hash to the digest.
+    recorded = hashlib.sha256(b"what was made").hexdigest()
+    plant(tmp_path / "snapshots", core_dir(), DATA, digest=recorded)
+    with caplog.at_level(logging.WARNING, logger="promptdojo.web"):
+        app = create_app(
+            Settings(lessons_dir=fixture_lessons, snapshot_cache_dir=tmp_path / "snapshots")
+        )
+    assert "the cached memory snapshot is damaged" in caplog.text
+    assert f"does not match its recorded SHA-256 {recorded}" in caplog.text
+    snapshot = app.state.snapshot
+    assert snapshot.sha256 != recorded
+    assert snapshot.problem() == ""
+    assert kernel_config(TestClient(app))["snapshot"]["sha256"] == snapshot.sha256
+
+
+def test_a_compressed_copy_that_decodes_to_other_bytes_is_damage(tmp_path: Path) -> None:
+    folder = plant(tmp_path / "snapshots", core_dir(), DATA)
+    snapshot = Snapshot(folder / "snapshot.bin", hashlib.sha256(DATA).hexdigest())
+    assert snapshot.problem() == ""
+    (folder / "snapshot.bin.br").write_bytes(brotli.compress(DATA[:-1] + b"!"))
+    assert snapshot.problem() == f"{folder / 'snapshot.bin.br'} does not decode to the snapshot"
+    (folder / "snapshot.bin.br").write_bytes(b"not brotli at all")
+    assert "cannot be read whole" in snapshot.problem()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
+from collections.abc import Collection
 
-from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
+from promptdojo.checking.environment import cell_environment
+from promptdojo.checking.limits import DEFAULT_FILE_SIZE_LIMIT_MB, DEFAULT_MEMORY_LIMIT_MB
 from promptdojo.checking.outcome import CellOutcome, StepResult
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -29,8 +31,20 @@ def _crashed(done) -> str:
     return f"the step's process crashed (exit {done.returncode}): " + " | ".join(tail)
 
 
-def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
-    """Run ``step`` in a fresh CPython process and collect its outcomes."""
+MB = 1024 * 1024
+
+
+def memory_limit(lesson: Lesson) -> int:
+    """Bytes of address space a step's process may use (lesson.yaml's ``memory_limit_mb``)."""
+    return (lesson.memory_limit_mb or DEFAULT_MEMORY_LIMIT_MB) * MB
+
+
+def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = ()) -> StepResult:
+    """Run ``step`` in a fresh CPython process and collect its outcomes.
+
+    The process sees the allowed environment only, plus the names in ``pass_env``
+    (:mod:`promptdojo.checking.environment`).
+    """
     started = time.perf_counter()
     ended = run_job(
         [sys.executable, "-m", STEP_MODULE],
@@ -39,11 +53,20 @@ def run_step_in_process(lesson: Lesson, step: Step) -> StepResult:
             "time_limit": lesson.time_limit,
             "seed": lesson.seed,
             "numpy": "numpy" in lesson.packages,
+            "limits": {
+                "cpu": lesson.cpu_limit,
+                "file_size": (lesson.file_size_limit_mb or DEFAULT_FILE_SIZE_LIMIT_MB) * MB,
+            },
         },
         process_budget(lesson, step),
         crashed=_crashed,
         killed="the step's process",
-        env={**ONE_BLAS_THREAD, **os.environ, "PYTHONHASHSEED": str(hash_seed(lesson))},
+        read=json_lines,
+        limits={"AS": memory_limit(lesson)},
+        env={
+            **cell_environment(pass_env, defaults=ONE_BLAS_THREAD),
+            "PYTHONHASHSEED": str(hash_seed(lesson)),
+        },
     )
     outcomes = [CellOutcome.from_dict(d) for d in ended.data or []]
     outcomes = complete(step, outcomes, ended.why or "the step's process ended early")

@@ -2,17 +2,21 @@
 
 Run as ``python -m promptdojo.checking.backends.cpython_step JOB RESULT``.
 
-JOB is a JSON file with the serialized step and its default time limit; the outcomes are written
-to RESULT as JSON, one per cell, so what cells print cannot garble them.
+JOB is a JSON file with the serialized step and its default time limit; the outcomes are
+appended to RESULT as JSON lines, one per cell as it ends (so what cells print cannot garble
+them, a crash still leaves the cells that finished, and a step of many cells writes each outcome
+once).
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
 from promptdojo.checking.judge import StepRunner
+from promptdojo.checking.limits import ProcessLimiter
 from promptdojo.checking.outcome import CellOutcome
 from promptdojo.checking.serialize import step_from_dict
 
@@ -20,21 +24,26 @@ from promptdojo.checking.serialize import step_from_dict
 def main(argv: list[str]) -> int:
     job_path, result_path = Path(argv[0]), Path(argv[1])
     job = json.loads(job_path.read_text(encoding="utf-8"))
+    limits = job.get("limits")
+    limiter = None
+    if limits is not None:
+        # A write past the file-size limit then fails with OSError instead of killing us.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limiter = ProcessLimiter(limits["cpu"], limits["file_size"])
     runner = StepRunner(
         step_from_dict(job["step"]),
         job["time_limit"],
+        limiter=limiter,
         seed=job.get("seed"),
         numpy=job.get("numpy", False),
     )
-    outcomes = []
+    with result_path.open("a", encoding="utf-8") as result:
 
-    def save(outcome: CellOutcome) -> None:
-        # Written after every cell, so a hard crash still leaves the cells that finished.
-        outcomes.append(outcome.to_dict())
-        result_path.write_text(json.dumps(outcomes), encoding="utf-8")
+        def save(outcome: CellOutcome) -> None:
+            result.write(json.dumps(outcome.to_dict()) + "\n")
+            result.flush()
 
-    runner.run(on_outcome=save)
-    result_path.write_text(json.dumps(outcomes), encoding="utf-8")
+        runner.run(on_outcome=save)
     return 0
 
 

@@ -12,11 +12,15 @@ import atexit
 import shutil
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import promptdojo
 from promptdojo.checking.backends import Backend
+from promptdojo.checking.backends.cpython import MB, memory_limit
 from promptdojo.checking.backends.process import complete, process_budget, run_job
+from promptdojo.checking.environment import cell_environment
+from promptdojo.checking.limits import NODE_HEAP_MB
 from promptdojo.checking.outcome import CellOutcome, Status, StepResult, cells_of
 from promptdojo.checking.serialize import step_to_dict
 from promptdojo.course.model import Lesson, Step
@@ -31,6 +35,8 @@ from promptdojo.pyodide.snapshot import ensure_snapshot
 
 #: Pyodide boot time allowed per step, on top of the cells' own limits.
 BOOT_SECONDS = 60.0
+#: Megabytes of writable memory a Node process needs besides Pyodide's and its V8 heap.
+NODE_MARGIN_MB = 512
 #: The modules that run inside Pyodide besides the learner bundle's (the Pyodide-safety test
 #: checks them all), relative to the package folder.
 IN_PYODIDE = (
@@ -56,7 +62,11 @@ def _crashed(done) -> str:
 
 
 def pyodide_step_runner(
-    cache_dir: Path, release: Release | None = None, *, snapshot_cache: Path | None = None
+    cache_dir: Path,
+    release: Release | None = None,
+    *,
+    snapshot_cache: Path | None = None,
+    pass_env: Collection[str] = (),
 ) -> Backend:
     """A backend for :func:`promptdojo.checking.orchestrator.check` that uses Pyodide.
 
@@ -66,6 +76,9 @@ def pyodide_step_runner(
     With ``snapshot_cache``, every step restores the memory snapshot that pages restore (made
     there if missing), so the check proves the cells on a restored interpreter; a step whose
     restore fails fails, rather than quietly booting from scratch.
+
+    Node sees the allowed environment only, plus the names in ``pass_env`` (a cell reads Node's
+    through ``js.process.env``).
     """
     executable = node()
     if release is not None:
@@ -113,12 +126,18 @@ def pyodide_step_runner(
             "numpy": "numpy" in lesson.packages,
         }
         budget = BOOT_SECONDS + process_budget(lesson, step)
+        # Node's own heap is capped, and its writable memory (Pyodide's WebAssembly memory
+        # included) to the lesson's memory limit plus that heap: a cell that allocates too
+        # much gets MemoryError, and the machine keeps its memory.
+        writable = memory_limit(lesson) + (NODE_HEAP_MB + NODE_MARGIN_MB) * MB
         ended = run_job(
-            [executable, str(CHECKER)],
+            [executable, f"--max-old-space-size={NODE_HEAP_MB}", str(CHECKER)],
             job,
             budget,
             crashed=_crashed,
             killed="the Pyodide process",
+            env=cell_environment(pass_env),
+            limits={"DATA": writable},
         )
         data = ended.data or {}
         if data.get("missing"):
