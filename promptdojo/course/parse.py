@@ -20,7 +20,7 @@ from promptdojo.course.cells import ImportRules
 from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
-from promptdojo.course.problems import Report
+from promptdojo.course.problems import Report, is_lesson_file
 from promptdojo.course.steps import STEP_FILE, parse_step
 from promptdojo.pyodide.lock import Lock
 
@@ -85,7 +85,7 @@ def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
     md = markdown()
     steps: list[Step] = []
     seen: dict[int, Path] = {}
-    for path in sorted(folder.glob("*.md")):
+    for path in step_files(folder):
         match = STEP_FILE.match(path.name)
         if match is None:
             report.add(
@@ -177,6 +177,12 @@ def _number(meta: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     if kind is int and not isinstance(value, int):
         return default
     return kind(value) if value > 0 or key == "seed" else default
+
+
+def step_files(folder: Path) -> list[Path]:
+    """The markdown files of ``folder`` that may be steps, in order: regular files only, and no
+    hidden or editor files (an Emacs lock ``.#01-a.md``, a macOS ``._01-a.md``)."""
+    return [path for path in sorted(folder.glob("*.md")) if is_lesson_file(path)]
 
 
 def discover(lessons_dir: Path) -> list[Path]:
