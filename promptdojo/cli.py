@@ -241,11 +241,14 @@ def validate(
     result = run_validation(paths or [Path("lessons")])
     for diagnostic in result.diagnostics:
         typer.echo(str(diagnostic))
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}")
     count = len(result.diagnostics)
     lessons = len(result.lessons)
+    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
     typer.echo(
         f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
-        f"{count} problem{'s' if count != 1 else ''}",
+        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
         err=bool(count),
     )
     if count:

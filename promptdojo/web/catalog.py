@@ -14,7 +14,7 @@ from promptdojo.course import (
     discover,
 )
 from promptdojo.course.parse import read_lesson
-from promptdojo.course.records import load_records
+from promptdojo.course.records import read_records
 from promptdojo.pyodide.lock import Lock
 
 if TYPE_CHECKING:
@@ -79,7 +79,10 @@ class Catalog:
 
     def _load_records(self, lesson: Lesson) -> None:
         for step in lesson.steps:
-            self.records[(lesson.id, step.number)] = load_records(step)
+            found = read_records(step)
+            if found.problem is not None:  # the step shows no recorded outputs
+                log.warning("recorded outputs left out: %s", found.problem)
+            self.records[(lesson.id, step.number)] = found.records
 
     def lesson(self, lesson_id: str, dev: bool) -> Lesson | None:
         """The lesson ``lesson_id``; in development, a lesson with mistakes too."""

@@ -61,6 +61,19 @@ def test_every_url_is_below_the_base_and_names_an_exported_file(
     assert "EventSource" not in "".join(p.read_text() for p in out.glob("assets/*.js"))
 
 
+def test_a_record_in_the_wrong_shape_is_left_out_of_the_export(
+    lessons: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    record = lessons / "hello" / "recorded" / "01-where-am-i.json"
+    record.write_text('{"cell-1": {"stdout": "x", "value": "42"}}')
+    out = tmp_path / "site"
+    export_site(settings(lessons, tmp_path), out)
+    page = (out / "lessons" / "hello" / "1" / "index.html").read_text()
+    assert "recorded output" not in page
+    assert "recorded output" in (out / "lessons" / "hello" / "3" / "index.html").read_text()
+    assert f"{record}:1: the record is in the wrong shape at cell-1/value" in caplog.text
+
+
 def test_a_missing_wheel_names_the_prefetch_command_and_writes_nothing(
     fixture_lessons: Path, tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from promptdojo.web.app import create_app
@@ -86,3 +87,23 @@ def test_the_lesson_seed_runs_before_the_steps_setup_in_the_browser(
     assert "_seed" not in kernel.namespace("s"), "the seeding leaves no name behind"
     fresh = step_data("")
     assert [c["id"] for c in fresh["setup"]] == ["cell-1"], "no seed: fresh numbers every run"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[]\n", '{"cell-1": {"stdout": "x", "value": "42"}}', '{"cell-1": []}', "<<<<<<< HEAD\n{}"],
+)
+def test_a_record_in_the_wrong_shape_leaves_the_page_whole(
+    fixture_lessons: Path, tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    lessons = tmp_path / "lessons"
+    shutil.copytree(fixture_lessons / "hello", lessons / "hello")
+    record = lessons / "hello" / "recorded" / "01-where-am-i.json"
+    record.write_text(text)
+    client = TestClient(create_app(Settings(lessons_dir=lessons)))
+    response = client.get("/lessons/hello/1", headers=HTML)
+    assert response.status_code == 200
+    assert "recorded output" not in _cell(response.text, "cell-1")  # as if none was recorded
+    assert f"recorded outputs left out: {record}:1: " in caplog.text
+    # The other steps keep theirs.
+    assert "recorded output" in _cell(client.get("/lessons/hello/3", headers=HTML).text, "oops")
