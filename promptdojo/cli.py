@@ -205,10 +205,15 @@ def export(
     from promptdojo.web.assets import AssetsMissingError
     from promptdojo.web.export import ExportError, export_site
     from promptdojo.web.settings import Settings
-    from promptdojo.web.urls import BaseUrlError
+    from promptdojo.web.urls import BaseUrlError, normalise_base
 
     if not lessons_dir.is_dir():
         raise typer.BadParameter(f"{lessons_dir} is not a folder", param_hint="--lessons-dir")
+    try:
+        normalise_base(base_url)
+    except BaseUrlError as exc:
+        message = str(exc).removeprefix("--base-url ")
+        raise typer.BadParameter(message, param_hint="--base-url") from None
     settings = Settings(
         lessons_dir=lessons_dir.resolve(),
         package_cache_dir=package_cache.resolve(),

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from promptdojo.cli import app
 from promptdojo.web.app import create_app
 from promptdojo.web.export import MARKER, ExportError, export_site
 from promptdojo.web.settings import Settings
-from promptdojo.web.static_host import matches, parse_headers_file
-from promptdojo.web.urls import BaseUrlError, normalise_base
+from promptdojo.web.static_host import headers_file, matches, parse_headers_file
+from promptdojo.web.urls import BaseUrlError, Urls, normalise_base
 
 URL = re.compile(r'(?:href|src)="([^"]+)"')
 
@@ -152,11 +154,62 @@ def test_the_server_serves_the_same_service_worker(lessons: Path, tmp_path: Path
 
 @pytest.mark.parametrize("given", ["https://example.org/course/", "/a?b"])
 def test_a_base_url_is_a_path(given: str) -> None:
-    with pytest.raises(BaseUrlError, match="must be a path"):
+    with pytest.raises(BaseUrlError, match="must be a"):
         normalise_base(given)
+
+
+HOSTILE_BASES = [
+    "\\\\evil.example\\",  # a browser reads \\host\ as //host/: another site
+    "//evil.example/",
+    "/a//b/",
+    '/course"><script>alert(1)</script>/',
+    "/it's/",
+    "/a\n/*\n  X-Injected: 1\n/b/",
+    "/course/\n",
+    " /course/",
+    "/a b/",
+    "/../",
+    "/a/../b/",
+    "/./",
+    "/%2e%2e/",
+    "/caf%C3%A9/",
+    "/a#b/",
+    "/a;b/",
+    "/café/",
+]
+
+
+@pytest.mark.parametrize("given", HOSTILE_BASES)
+def test_a_base_url_must_be_a_plain_path(given: str) -> None:
+    with pytest.raises(BaseUrlError, match="must be a plain path of URL-safe segments"):
+        normalise_base(given)
+    with pytest.raises(BaseUrlError):
+        Urls(given)
+
+
+@pytest.mark.parametrize("given", ["\\\\evil.example\\", "/a\n/*\n  X: 1\n/b/", '/"x/'])
+def test_export_refuses_a_hostile_base_url_and_says_what_is_allowed(
+    lessons: Path, tmp_path: Path, given: str
+) -> None:
+    done = CliRunner().invoke(
+        app, ["export", str(tmp_path / "out"), "--lessons-dir", str(lessons), "--base-url", given]
+    )
+    assert done.exit_code == 2
+    assert "Invalid value for --base-url" in done.output
+    text = " ".join(done.output.replace("│", " ").split())  # one line, without the box
+    assert "must be a plain path of URL-safe segments such as /, /course/ or /a-b/c_d/" in text
+    assert not (tmp_path / "out").exists()
 
 
 def test_base_urls_are_normalised() -> None:
     assert normalise_base("course") == "/course/"
     assert normalise_base("/a/b") == "/a/b/"
     assert normalise_base("/") == "/"
+    assert normalise_base("") == "/"
+    assert normalise_base("/a-b/c_d/") == "/a-b/c_d/"
+    assert normalise_base("/v1.2/~me/") == "/v1.2/~me/"
+
+
+def test_the_headers_file_refuses_a_path_that_would_add_rules() -> None:
+    with pytest.raises(ValueError, match="white space"):
+        headers_file("/", ["lessons/a\n/*\n  X-Injected: 1/index.html"])
