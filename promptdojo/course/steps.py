@@ -18,6 +18,7 @@ from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.metadata import load_mapping
 from promptdojo.course.model import Cell, CellKind, Exercise, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
+from promptdojo.course.source import parse_python
 
 STEP_FILE = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)\.md$")
 STEP_KEYS = ("title", "summary")
@@ -124,7 +125,7 @@ def _is_exception(value: object) -> bool:
 def _defined_names(code: str) -> set[str]:
     """Classes a cell defines and names it imports: exceptions ``raises=`` may name."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return set()
     names = set()
@@ -161,10 +162,14 @@ def parse_step(
                     )
         tokens = tokens[1:]
     title = meta.get("title")
-    if not title and not front_matter_failed:
-        report.add(
-            path, 1, "step has no title", "start the file with front matter: ---, title: ..., ---"
-        )
+    if not title:
+        if not front_matter_failed:  # else its mistake was reported
+            report.add(
+                path,
+                1,
+                "step has no title",
+                "start the file with front matter: ---, title: ..., ---",
+            )
         title = slug.replace("-", " ").capitalize()
 
     parts: list[Prose | Cell] = []
