@@ -215,10 +215,15 @@ def export(
     from promptdojo.web.assets import AssetsMissingError
     from promptdojo.web.export import ExportError, export_site
     from promptdojo.web.settings import Settings
-    from promptdojo.web.urls import BaseUrlError
+    from promptdojo.web.urls import BaseUrlError, normalise_base
 
     if not lessons_dir.is_dir():
         raise typer.BadParameter(f"{lessons_dir} is not a folder", param_hint="--lessons-dir")
+    try:
+        normalise_base(base_url)
+    except BaseUrlError as exc:
+        message = str(exc).removeprefix("--base-url ")
+        raise typer.BadParameter(message, param_hint="--base-url") from None
     settings = Settings(
         lessons_dir=lessons_dir.resolve(),
         package_cache_dir=package_cache.resolve(),
@@ -252,11 +257,14 @@ def validate(
     result = run_validation(paths or [Path("lessons")])
     for diagnostic in result.diagnostics:
         typer.echo(str(diagnostic))
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}")
     count = len(result.diagnostics)
     lessons = len(result.lessons)
+    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
     typer.echo(
         f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
-        f"{count} problem{'s' if count != 1 else ''}",
+        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
         err=bool(count),
     )
     if count:

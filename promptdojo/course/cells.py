@@ -15,6 +15,7 @@ from mdit_py_plugins.attrs.parse import ParseError, parse
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.model import Cell, CellKind, Location
 from promptdojo.course.problems import Report, did_you_mean
+from promptdojo.course.source import parse_python
 
 CELL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: Fence languages read as ``python``: the short name, Python 3's, and Quarto's ``{python}``.
@@ -79,9 +80,9 @@ def unclosed(token: Token, lines: list[str]) -> bool:
     )
 
 
-def _module_roots(code: str) -> list[tuple[str, int]]:
+def _module_roots(tree: ast.Module) -> list[tuple[str, int]]:
     roots = []
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             roots += [(a.name.split(".")[0], node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -195,7 +196,7 @@ def python_cell(
     code = fence.token.content.rstrip("\n")
     first_line = line + 1
     try:
-        ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError as exc:
         if raises != "SyntaxError":
             report.add(
@@ -205,7 +206,7 @@ def python_cell(
                 "fix the code, or mark the cell raises=SyntaxError",
             )
     else:
-        for module, lineno in _module_roots(code):
+        for module, lineno in _module_roots(tree):
             problem = rules.problem(module)
             if problem is not None:
                 report.add(path, first_line + lineno - 1, *problem)

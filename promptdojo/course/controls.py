@@ -12,6 +12,7 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from promptdojo.course.source import parse_python
 from promptdojo.ui import ControlError, ControlRun, choice, collecting, slider, toggle
 
 __all__ = ["declared_controls"]
@@ -54,9 +55,17 @@ def declared_controls(code: str) -> tuple[list[dict[str, Any]], list[tuple[int, 
     if "promptdojo.ui" not in code and "import ui" not in code:
         return [], []
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return [], []
+    try:
+        return _declared(tree)
+    except RecursionError:  # a call too deep to unparse: no control reads as one
+        return [], []
+
+
+def _declared(tree: ast.Module) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+    """:func:`declared_controls` of a parsed cell."""
     run = ControlRun()
     problems: list[tuple[int, str]] = []
     with collecting(run):

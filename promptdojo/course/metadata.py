@@ -72,19 +72,77 @@ def closest_packages(name: str, known: set[str]) -> str:
     )
 
 
+#: The most text a lesson.yaml or a step's front matter may hold: a few keys, never megabytes.
+MAX_YAML_BYTES = 64 * 1024
+#: How deep its values may nest (``[[[...]]]``); lesson keys need two levels at most.
+MAX_YAML_DEPTH = 32
+
+
+class _LessonLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with no aliases and a depth limit.
+
+    An alias repeats a value without writing it out, so a few lines of them (a "billion laughs")
+    stand for gigabytes once printed; thousands of nested brackets recurse past Python's limit.
+    Both are mistakes at their line here, never a MemoryError or a RecursionError.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed: write the value out", mark
+            )
+        if self.depth >= MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, f"values nest more than {MAX_YAML_DEPTH} levels deep", mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _load(text: str) -> tuple[yaml.Node | None, Any]:
+    """The node tree of ``text`` and the data it makes, read by :class:`_LessonLoader`."""
+    loader = _LessonLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 def load_mapping(
     text: str, path: Path, first_line: int, report: Report, what: str
 ) -> tuple[dict[str, Any], dict[str, int]] | None:
     """Parse YAML that must be a mapping; also return the line of each key."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_YAML_BYTES:
+        report.add(
+            path,
+            first_line,
+            f"{what} is {size // 1024} KB, more than the {MAX_YAML_BYTES // 1024} KB it may be",
+            "keep only the keys it needs; long text belongs in the step's markdown",
+        )
+        return None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        last = first_line + max(text.count("\n") - 1, 0)
+        lines = text.count("\n") + (not text.endswith("\n"))  # front matter ends without one
+        last = first_line + max(lines - 1, 0)
         line = min(first_line + (mark.line if mark is not None else 0), last)
         reason = getattr(exc, "problem", None) or str(exc)
         report.add(path, line, f"invalid YAML in {what}: {reason}", "check indentation and quotes")
+        return None
+    except (ValueError, OverflowError, RecursionError) as exc:  # a 5,000-digit number, say
+        report.add(path, first_line, f"invalid YAML in {what}: {exc}", "write a plainer value")
         return None
     if data is None:
         return {}, {}
@@ -96,7 +154,7 @@ def load_mapping(
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode):
             plain = key.value and not key.style  # a quoted key is text as written
-            parsed = yaml.SafeLoader(key.value).get_single_data() if plain else key.value
+            parsed = _load(key.value)[1] if plain else key.value
             lines[str(parsed)] = first_line + key.start_mark.line
     return data, lines
 

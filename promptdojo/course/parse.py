@@ -8,52 +8,31 @@ blocks are hints. All mistakes are collected, so one run reports them all.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
-
-from markdown_it import MarkdownIt
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.front_matter import front_matter_plugin
+from typing import Any, Literal, TypeVar
 
 from promptdojo.course.cells import ImportRules
-from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
-from promptdojo.course.problems import Report
-from promptdojo.course.steps import STEP_FILE, parse_step
+from promptdojo.course.problems import Report, is_lesson_file
+from promptdojo.course.steps import STEP_FILE, markdown, parse_step
 from promptdojo.pyodide.lock import Lock
+
+T = TypeVar("T")
 
 __all__ = [
     "LESSON_FILE",
     "SLUG",
     "STEP_FILE",
+    "ParseCache",
     "discover",
     "load_lesson",
     "markdown",
     "read_lesson",
 ]
-
-
-def markdown() -> MarkdownIt:
-    """The one markdown dialect of lessons: CommonMark, tables, front matter, maths, no raw HTML.
-
-    Maths is ``$…$`` inline and ``$$…$$`` on its own lines, rendered to MathML; as in Pandoc, a
-    ``$`` followed by a space or a digit (``$5``) is a dollar, not maths.
-    """
-    return (
-        MarkdownIt("commonmark", {"html": False})
-        .enable("table")
-        .use(front_matter_plugin)
-        .use(
-            dollarmath_plugin,
-            allow_labels=False,
-            allow_space=False,
-            allow_digits=False,
-            double_inline=True,
-            renderer=render_maths,
-        )
-    )
 
 
 def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:
@@ -68,12 +47,52 @@ def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
     return lesson
 
 
-def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:
+class ParseCache:
+    """What was made of each file, kept while the file stays the same (the same inode, size,
+    modification and change times): a reload re-reads and re-parses only the files that changed.
+
+    Safe to share between threads; :meth:`forget` drops files a watcher saw change, so that even
+    a change within one tick of the file system's clock is read again.
+    """
+
+    def __init__(self) -> None:
+        self._made: dict[Path, tuple[tuple, Any]] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, path: Path, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, or what it made last time for ``path`` unchanged and the same ``key``."""
+        try:
+            info = path.stat()
+            identity = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, key)
+        except OSError:
+            return make()
+        with self._lock:
+            known = self._made.get(path)
+        if known is not None and known[0] == identity:
+            return known[1]
+        made = make()
+        with self._lock:
+            self._made[path] = (identity, made)
+        return made
+
+    def forget(self, paths: Iterable[Path]) -> None:
+        """Make the next :meth:`remember` of each of ``paths`` read it again."""
+        with self._lock:
+            for path in paths:
+                self._made.pop(Path(path), None)
+
+
+def read_lesson(
+    folder: Path,
+    lock: Lock | Literal["default"] | None = "default",
+    cache: ParseCache | None = None,
+) -> Lesson:
     """Parse the lesson in ``folder`` as far as it goes, never raising for a mistake.
 
     Every mistake lands in ``problems`` (the lesson's, in order) and in the ``problems`` of the
     step whose file holds it, so a development server can show each step's mistakes in place
-    while the lesson's other steps stay readable and runnable.
+    while the lesson's other steps stay readable and runnable. With a ``cache``, a step file
+    that has not changed since it was last parsed is not read again.
     """
     folder = Path(folder)
     if lock == "default":
@@ -85,7 +104,7 @@ def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
     md = markdown()
     steps: list[Step] = []
     seen: dict[int, Path] = {}
-    for path in sorted(folder.glob("*.md")):
+    for path in step_files(folder):
         match = STEP_FILE.match(path.name)
         if match is None:
             report.add(
@@ -105,7 +124,14 @@ def read_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default"
             )
             continue
         seen[number] = path
-        step = parse_step(md, path, number, match["slug"], report, rules)
+
+        def parse(path: Path = path, number: int = number, slug: str = match["slug"]) -> tuple:
+            found = Report()
+            return parse_step(md, path, number, slug, found, rules), tuple(found.items)
+
+        rules_key = (frozenset(rules.declared), rules.version, rules.package_for_import is None)
+        step, found = cache.remember(path, rules_key, parse) if cache is not None else parse()
+        report.items += found
         if step is None:  # unreadable: keep its place, so later steps keep their numbers
             title = match["slug"].replace("-", " ").capitalize()
             step = Step(number=number, slug=match["slug"], title=title, path=path, parts=())
@@ -180,6 +206,12 @@ def _number(meta: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     if kind is int and not isinstance(value, int):
         return default
     return kind(value) if value > 0 or key == "seed" else default
+
+
+def step_files(folder: Path) -> list[Path]:
+    """The markdown files of ``folder`` that may be steps, in order: regular files only, and no
+    hidden or editor files (an Emacs lock ``.#01-a.md``, a macOS ``._01-a.md``)."""
+    return [path for path in sorted(folder.glob("*.md")) if is_lesson_file(path)]
 
 
 def discover(lessons_dir: Path) -> list[Path]:

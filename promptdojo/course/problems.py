@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,12 +29,46 @@ def did_you_mean(word: object, choices: tuple[str, ...] | list[str]) -> str:
     return f"use one of: {', '.join(choices)}"
 
 
+#: Files an editor or an operating system keeps beside the ones it edits, never lesson files:
+#: Emacs' lock ``.#x`` and auto-save ``#x#``, macOS' ``._x``, Vim's swap files and its ``4913``
+#: write test, backups ``x~``, JetBrains' and others' temporary copies.
+_EDITOR_FILE = re.compile(
+    r"^(?:\..*|#.*#|4913|.*~|.*\.(?:swp|swo|swx|swpx|tmp|bak|orig|kate-swp|crswap)"
+    r"|.*___jb_(?:tmp|old|bak)___)$",
+    re.IGNORECASE,
+)
+
+
+def is_editor_file(name: str) -> bool:
+    """Whether the file ``name`` is hidden, or one an editor keeps beside the file it edits."""
+    return bool(_EDITOR_FILE.match(name))
+
+
+def is_lesson_file(path: Path) -> bool:
+    """Whether ``path`` may be part of a lesson: a regular file (a FIFO or a device would block
+    its reader), neither hidden nor an editor's own file."""
+    return not is_editor_file(path.name) and path.is_file()
+
+
+def decode_text(data: bytes) -> str:
+    """A lesson file's bytes as text: UTF-8 with a byte order mark (as some editors save it)
+    dropped and line ends made ``\\n``, as :meth:`Path.read_text` makes them. Raises
+    :class:`UnicodeDecodeError` with offsets into ``data`` less any byte order mark."""
+    text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def read_text(path: Path, report: Report) -> str | None:
+    """The text of the lesson file ``path`` (see :func:`decode_text`); ``None``, reported, when
+    it cannot be read or is not UTF-8."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        report.add(path, line, "file is not valid UTF-8", "save it as UTF-8")
+        data = path.read_bytes()
     except OSError as exc:
         report.add(path, None, f"cannot read file ({exc.strerror})")
+        return None
+    try:
+        return decode_text(data)
+    except UnicodeDecodeError as exc:
+        line = data.removeprefix(codecs.BOM_UTF8)[: exc.start].count(b"\n") + 1
+        report.add(path, line, "file is not valid UTF-8", "save it as UTF-8")
     return None

@@ -12,9 +12,17 @@ import difflib
 import hashlib
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from json.decoder import JSONObject
+from json.scanner import py_make_scanner
 from pathlib import Path
+from typing import Any
 
-from promptdojo.course.model import Step
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from promptdojo.course.model import Diagnostic, Location, Step
+from promptdojo.course.problems import decode_text, is_lesson_file
 
 RECORD_DIR = "recorded"
 #: The key of a record that holds :func:`code_hash` of the code that produced it.
@@ -42,19 +50,152 @@ def record_path(step: Step) -> Path:
     return step.path.parent / RECORD_DIR / f"{step.path.stem}.json"
 
 
+class CellRecord(BaseModel):
+    """What one cell printed and showed, as a record file holds it (see :func:`load_records`).
+
+    Only this shape reaches the page and the output checks: a record file in any other shape
+    is reported and treated as missing.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    stdout: str = ""
+    stderr: str = ""
+    #: The cell's value by MIME type (``text/plain``, ``text/html``, ``image/svg+xml``).
+    value: dict[str, str] = Field(default_factory=dict)
+    #: The traceback of a cell expected to raise.
+    error: str | None = None
+    #: :func:`code_hash` of the code that produced the record.
+    code: str | None = None
+    #: The output cap, when ``check`` cut the cell's stdout and stderr there.
+    truncated: int | None = None
+
+
+_SCHEMA = TypeAdapter(dict[str, CellRecord])
+#: A line a merge leaves where both sides changed: ``<<<<<<< HEAD``, ``=======``, ``>>>>>>> x``.
+_CONFLICT = re.compile(r"^(?:<{7}|={7}|>{7}|\|{7})(?: .*)?$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RecordFile:
+    """A step's record file as read: its records, or the problem that leaves it unused."""
+
+    path: Path
+    records: dict[str, dict] = field(default_factory=dict)
+    #: Why the file's records are not used (they count as missing), at its line; else ``None``.
+    problem: Diagnostic | None = None
+    #: The problem is a merge's conflict markers: work a merge left undone.
+    conflict: bool = False
+
+
+def read_records(step: Step) -> RecordFile:
+    """``step``'s record file, checked against :class:`CellRecord`; never raises.
+
+    A file that is not JSON, has merge-conflict markers, or holds another shape (``[]``,
+    ``"value": "..."``) has its problem at FILE:LINE and no records: the step shows no recorded
+    outputs, and ``--check-outputs`` finds them missing, until ``check --record`` rewrites it.
+    """
+    path = record_path(step)
+    if not path.exists():
+        return RecordFile(path)
+    fix = f"run `promptdojo check {step.path} --record` to write it again"
+
+    def broken(line: int, message: str, hint: str = fix, conflict: bool = False) -> RecordFile:
+        problem = Diagnostic(Location(path, line), message, hint)
+        return RecordFile(path, problem=problem, conflict=conflict)
+
+    if not is_lesson_file(path):
+        return broken(1, "the record is not a regular file: its outputs are ignored", fix)
+    try:
+        text = decode_text(path.read_bytes())
+    except (OSError, UnicodeDecodeError) as exc:
+        return broken(1, f"cannot read the record ({exc}): its outputs are ignored")
+    conflict = _CONFLICT.search(text)
+    if conflict is not None:
+        line = text.count("\n", 0, conflict.start()) + 1
+        return broken(
+            line,
+            f"the record has merge-conflict markers ({conflict.group()[:40].strip()}): its outputs "
+            "are ignored",
+            f"resolve the conflict in {path.name}, or {fix}",
+            conflict=True,
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return broken(
+            exc.lineno, f"the record is not valid JSON ({exc.msg}): its outputs are ignored"
+        )
+    except (RecursionError, ValueError) as exc:
+        return broken(1, f"the record cannot be read ({exc}): its outputs are ignored")
+    try:
+        records = _SCHEMA.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = "/".join(str(part) for part in error["loc"])
+        where = f" at {where}" if where else ""
+        return broken(
+            _line_of(text, error["loc"]),
+            f"the record is in the wrong shape{where}: {error['msg']}: its outputs are ignored",
+            'a record maps each cell id to {"stdout": text, "stderr": text, "value": {MIME '
+            f'type: text}}, "code": hash}}; {fix}',
+        )
+    return RecordFile(path, {key: r.model_dump(exclude_none=True) for key, r in records.items()})
+
+
 def load_records(step: Step) -> dict[str, dict]:
-    """``{cell_id: {"stdout", "stderr", "value", "error"?, "code"}}`` for ``step``; empty if none.
+    """``{cell_id: {"stdout", "stderr", "value", "error"?, "code"?}}`` for ``step``; empty if
+    none, or if the file is not a valid record (:func:`read_records` says why).
 
     ``error`` is the traceback a cell expected to raise shows learners; ``code`` is the
     :func:`code_hash` of the code that produced the record.
     """
-    path = record_path(step)
-    if not path.is_file():
-        return {}
+    return read_records(step).records
+
+
+class _Located(dict):
+    """A JSON object that knows where in the text each of its values starts."""
+
+    starts: dict[str, int]
+
+
+def _line_of(text: str, loc: tuple) -> int:
+    """The line of the key at ``loc`` (a JSON path) in ``text``, or of the nearest key above it;
+    1 for the file as a whole."""
+    decoder = json.JSONDecoder()
+
+    def parse_object(
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: Callable[[str, int], tuple[Any, int]],
+        object_hook: object,
+        pairs_hook: object,
+        memo: dict | None = None,
+    ) -> tuple[_Located, int]:
+        starts: list[int] = []
+
+        def scan(string: str, index: int) -> tuple[Any, int]:
+            starts.append(index)
+            return scan_once(string, index)
+
+        pairs, end = JSONObject(s_and_end, strict, scan, None, list, memo)
+        found = _Located(pairs)
+        found.starts = {key: start for (key, _), start in zip(pairs, starts, strict=False)}
+        return found, end
+
+    decoder.parse_object = parse_object
+    decoder.scan_once = py_make_scanner(decoder)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+        node = decoder.decode(text)
+    except (ValueError, RecursionError):
+        return 1
+    line = 1
+    for part in loc:
+        if not isinstance(node, _Located) or part not in node.starts:
+            break
+        line = text.count("\n", 0, node.starts[part]) + 1
+        node = node[part]
+    return line
 
 
 def _as_text(output: dict) -> list[str]:

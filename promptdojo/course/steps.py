@@ -11,21 +11,47 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
 from promptdojo.course.maths import MathError, to_mathml
+from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import load_mapping
 from promptdojo.course.model import Cell, CellKind, Exercise, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
+from promptdojo.course.source import parse_python
 
 STEP_FILE = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)\.md$")
 STEP_KEYS = ("title", "summary")
 HINT_LANGUAGES = ("markdown", "md")
 
 
-#: Raw HTML a markdown-it parser with HTML on would see; lessons render with HTML off.
-_HTML_MD = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+def markdown(html: bool = False) -> MarkdownIt:
+    """The one markdown dialect of lessons: CommonMark, tables, front matter, maths, no raw HTML.
+
+    Maths is ``$…$`` inline and ``$$…$$`` on its own lines, rendered to MathML; as in Pandoc, a
+    ``$`` followed by a space or a digit (``$5``) is a dollar, not maths. With ``html``, raw
+    HTML is recognised (as ``html_block`` and ``html_inline`` tokens) so that a step's one parse
+    can report it; :func:`parse_step` never renders those tokens as HTML.
+    """
+    return (
+        MarkdownIt("commonmark", {"html": html})
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(
+            dollarmath_plugin,
+            allow_labels=False,
+            allow_space=False,
+            allow_digits=False,
+            double_inline=True,
+            renderer=render_maths,
+        )
+    )
+
+
+#: Parses each step once: the lesson dialect, raw HTML recognised so that it can be reported.
+_SOURCE = markdown(html=True)
 _TAG = re.compile(r"<\s*/?\s*([A-Za-z][A-Za-z0-9-]*)|<!--")
 _HTML_FIXES = {
     "sub": "write maths instead: $x_1$",
@@ -41,9 +67,9 @@ _HTML_FIXES = {
 }
 
 
-def _check_raw_html(text: str, path: Path, report: Report) -> None:
+def _check_raw_html(tokens: list[Token], path: Path, report: Report) -> None:
     """Raw HTML would show as literal text (lessons render with HTML off): report its line."""
-    for token in _HTML_MD.parse(text):
+    for token in tokens:
         candidates = []
         if token.type == "html_block" and token.map:
             candidates.append((token.content, token.map[0] + 1))
@@ -68,6 +94,24 @@ def _check_raw_html(text: str, path: Path, report: Report) -> None:
             report.add(
                 path, line, f"raw HTML ({what}) is not allowed: it would show as literal text", fix
             )
+
+
+def _as_text(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with raw HTML (reported already) as literal text, as HTML off renders it."""
+    shown = []
+    for token in tokens:
+        if token.type == "html_block":
+            text = Token("text", "", 0, content=token.content.rstrip("\n"))
+            inline = Token("inline", "", 0, content=text.content, children=[text])
+            shown += [Token("paragraph_open", "p", 1), inline, Token("paragraph_close", "p", -1)]
+            continue
+        if token.type == "inline" and token.children:
+            token.children = [
+                Token("text", "", 0, content=c.content) if c.type == "html_inline" else c
+                for c in token.children
+            ]
+        shown.append(token)
+    return shown
 
 
 def _check_maths(token: Token, path: Path, report: Report) -> None:
@@ -124,7 +168,7 @@ def _is_exception(value: object) -> bool:
 def _defined_names(code: str) -> set[str]:
     """Classes a cell defines and names it imports: exceptions ``raises=`` may name."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return set()
     names = set()
@@ -143,7 +187,9 @@ def parse_step(
     if text is None:
         return None
     lines = text.splitlines()
-    tokens = md.parse(text)
+    tokens = _SOURCE.parse(text)  # the step's one parse
+    _check_raw_html(tokens, path, report)
+    tokens = _as_text(tokens)
     meta: dict[str, Any] = {}
     front_matter_failed = False
     if tokens and tokens[0].type == "front_matter":
@@ -161,10 +207,14 @@ def parse_step(
                     )
         tokens = tokens[1:]
     title = meta.get("title")
-    if not title and not front_matter_failed:
-        report.add(
-            path, 1, "step has no title", "start the file with front matter: ---, title: ..., ---"
-        )
+    if not title:
+        if not front_matter_failed:  # else its mistake was reported
+            report.add(
+                path,
+                1,
+                "step has no title",
+                "start the file with front matter: ---, title: ..., ---",
+            )
         title = slug.replace("-", " ").capitalize()
 
     parts: list[Prose | Cell] = []
@@ -227,7 +277,6 @@ def parse_step(
         else:
             prose.append(token)
     flush()
-    _check_raw_html(text, path, report)
     _check_raises([*setup, *(c for c in parts if isinstance(c, Cell)), *attached], path, report)
 
     exercises: dict[str, Exercise] = {}

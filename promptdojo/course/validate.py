@@ -8,14 +8,17 @@ from pathlib import Path
 
 from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
 from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
+from promptdojo.course.records import read_records
 
 
 @dataclass
 class ValidationResult:
-    """Lessons that loaded, and every diagnostic of those that did not."""
+    """Lessons that loaded, every diagnostic of those that did not, and warnings: mistakes that
+    leave a lesson whole (a record file that cannot be used counts as missing)."""
 
     lessons: list[Lesson] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -57,7 +60,16 @@ def validate(paths: Iterable[Path]) -> ValidationResult:
     result = ValidationResult(diagnostics=problems)
     for folder in folders:
         try:
-            result.lessons.append(load_lesson(folder))
+            lesson = load_lesson(folder)
         except LessonError as exc:
             result.diagnostics += exc.diagnostics
+            continue
+        result.lessons.append(lesson)
+        for step in lesson.steps:
+            found = read_records(step)
+            if found.problem is None:
+                continue
+            # Conflict markers mean a merge left work undone: an error. Another broken record
+            # is a warning: the step shows no recorded outputs until it is recorded again.
+            (result.diagnostics if found.conflict else result.warnings).append(found.problem)
     return result

@@ -21,6 +21,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
+from promptdojo.course.parse import ParseCache
 from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
 from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
 from promptdojo.pyodide.compressed import folder_copies
@@ -148,7 +149,9 @@ def create_app(settings: Settings) -> FastAPI:
         ),
         release_dir=release.path if release is not None else None,
     )
-    app.state.catalog = Catalog.load(lessons_dir, lock)
+    # Under --reload, what each file was parsed into is kept: a change re-reads that file only.
+    parsed = ParseCache() if settings.reload else None
+    app.state.catalog = Catalog.load(lessons_dir, lock, parsed)
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
     app.state.core_dir = core
@@ -160,10 +163,12 @@ def create_app(settings: Settings) -> FastAPI:
         else {}
     )
 
-    if settings.reload:
+    if parsed is not None:
 
-        def reload_catalog() -> None:
-            app.state.catalog = Catalog.load(lessons_dir, lock)
+        def reload_catalog(changed: set[Path]) -> None:
+            """In a worker thread: re-read what changed; pages switch to the new catalog whole."""
+            parsed.forget(changed)
+            app.state.catalog = Catalog.load(lessons_dir, lock, parsed)
 
         live = LiveReload(lessons_dir, reload_catalog)
 

@@ -13,8 +13,8 @@ from promptdojo.course import (
     Location,
     discover,
 )
-from promptdojo.course.parse import read_lesson
-from promptdojo.course.records import load_records
+from promptdojo.course.parse import ParseCache, read_lesson
+from promptdojo.course.records import read_records, record_path
 from promptdojo.kernel import OUTPUT_CAP
 from promptdojo.pyodide.lock import Lock
 
@@ -59,14 +59,23 @@ class Catalog:
     records: dict[tuple[str, int], dict[str, dict]] = field(default_factory=dict)
     #: Rendered pages of this catalog by key; a new catalog starts empty.
     pages: dict[tuple, CachedPage] = field(default_factory=dict)
+    #: What the files were read into, kept across reloads (``serve --reload``).
+    cache: ParseCache | None = None
 
     @classmethod
-    def load(cls, lessons_dir: Path, lock: Lock | Literal["default"] | None = "default") -> Catalog:
+    def load(
+        cls,
+        lessons_dir: Path,
+        lock: Lock | Literal["default"] | None = "default",
+        cache: ParseCache | None = None,
+    ) -> Catalog:
         """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others.
 
-        ``lock`` is the served Pyodide's lock, against which lesson packages are checked.
+        ``lock`` is the served Pyodide's lock, against which lesson packages are checked. With a
+        ``cache`` (a reload's), only the step and record files that changed are read again.
         """
         catalog = cls()
+        catalog.cache = cache
         if not lessons_dir.is_dir():
             raise FileNotFoundError(
                 f"lessons folder {lessons_dir} does not exist: pass the folder that holds "
@@ -74,7 +83,7 @@ class Catalog:
             )
         for folder in discover(lessons_dir):
             try:
-                lesson = read_lesson(folder, lock)
+                lesson = read_lesson(folder, lock, cache)
             except Exception as exc:  # a parser bug must not take the other lessons down
                 log.exception("lesson left out: %s: the parser failed", folder)
                 catalog.broken[folder] = [
@@ -102,10 +111,15 @@ class Catalog:
 
     def _load_records(self, lesson: Lesson) -> None:
         for step in lesson.steps:
-            loaded = load_records(step)
+            found = (
+                self.cache.remember(record_path(step), None, lambda step=step: read_records(step))
+                if self.cache is not None
+                else read_records(step)
+            )
+            if found.problem is not None:  # the step shows no recorded outputs
+                log.warning("recorded outputs left out: %s", found.problem)
             self.records[(lesson.id, step.number)] = {
-                cell_id: within_cap(record) if isinstance(record, dict) else record
-                for cell_id, record in loaded.items()
+                cell_id: within_cap(record) for cell_id, record in found.records.items()
             }
 
     def lesson(self, lesson_id: str, dev: bool) -> Lesson | None:

@@ -164,7 +164,8 @@ def _pages(app: FastAPI) -> dict[str, bytes]:
     with ThreadPoolExecutor(1) as pool:
         pages = pool.submit(asyncio.run, render_all()).result()
     for lesson in lessons:
-        first = urls.step(lesson.id, 1)
+        # Escaped although the base and the id are plain paths already (normalise_base, SLUG).
+        first = html.escape(urls.step(lesson.id, 1), quote=True)
         pages[f"lessons/{lesson.id}/index.html"] = (
             f'<!doctype html><meta charset="utf-8"><title>{html.escape(lesson.title)}</title>'
             f'<meta http-equiv="refresh" content="0; url={first}"><a href="{first}">Start</a>\n'

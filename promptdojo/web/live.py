@@ -1,18 +1,24 @@
 """Live reload for authors: watch the lessons folder, re-parse, and tell open pages to refresh.
 
 Pages opened while ``promptdojo serve --reload`` runs listen on ``/_live`` (server-sent events);
-every change under the lessons folder reloads the catalog and sends them ``reload``.
+every change under the lessons folder reloads the catalog and sends them ``reload``. The catalog
+is parsed in a worker thread, so a big or slow file never stops the server answering; editors'
+own files and anything that is not a regular file or a folder (a FIFO) are not changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from starlette.requests import Request
-from watchfiles import awatch
+from watchfiles import Change, DefaultFilter, awatch
+
+from promptdojo.course.problems import is_editor_file
 
 log = logging.getLogger("promptdojo.web")
 
@@ -20,10 +26,29 @@ log = logging.getLogger("promptdojo.web")
 KEEPALIVE_SECONDS = 15.0
 
 
-class LiveReload:
-    """Watches ``lessons_dir``; calls ``on_change`` and bumps :attr:`version` on every change."""
+class LessonChanges(DefaultFilter):
+    """The changes worth a reload: watchfiles' defaults (no ``.git``, ``__pycache__``...), less
+    hidden and editor files (``.#01-a.md``, ``4913``, ``01-a.md~``) and anything that is
+    neither a regular file nor a folder (reading a FIFO would wait for a writer)."""
 
-    def __init__(self, lessons_dir: Path, on_change: Callable[[], None]) -> None:
+    def __call__(self, change: Change, path: str) -> bool:
+        if is_editor_file(os.path.basename(path)):
+            return False
+        if change is not Change.deleted:
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                return super().__call__(change, path)  # gone already: a deletion
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return False
+        return super().__call__(change, path)
+
+
+class LiveReload:
+    """Watches ``lessons_dir``; calls ``on_change`` with the changed paths, in a worker thread,
+    and bumps :attr:`version`, on every change."""
+
+    def __init__(self, lessons_dir: Path, on_change: Callable[[set[Path]], None]) -> None:
         self.lessons_dir = lessons_dir
         self.on_change = on_change
         self.version = 0
@@ -32,11 +57,13 @@ class LiveReload:
 
     async def watch(self) -> None:
         """Run until :meth:`stop`; one reload per batch of file changes."""
-        async for changes in awatch(self.lessons_dir, stop_event=self._stop, debounce=200):
-            names = sorted({Path(path).name for _, path in changes})
-            log.info("lessons changed (%s): reloading", ", ".join(names))
+        async for changes in awatch(
+            self.lessons_dir, stop_event=self._stop, debounce=200, watch_filter=LessonChanges()
+        ):
+            paths = {Path(path) for _, path in changes}
+            log.info("lessons changed (%s): reloading", ", ".join(sorted(p.name for p in paths)))
             try:
-                self.on_change()
+                await asyncio.to_thread(self.on_change, paths)
             except Exception:  # a reload must never take the server down
                 log.exception("reloading lessons failed")
             self.version += 1

@@ -26,6 +26,10 @@ def _title(name: str) -> str:
 def headers_file(base: str, files: Iterable[str]) -> str:
     """The ``_headers`` file for an export below ``base`` holding ``files`` (paths below it)."""
     files = sorted(files)
+    # One rule per line: a line break in a path would add rules of its own.
+    unsafe = [path for path in (base, *files) if any(c.isspace() for c in path)]
+    if unsafe:
+        raise ValueError(f"a path in _headers cannot hold white space: {unsafe[0]!r}")
     lines = [
         "# Response headers for Netlify and Cloudflare Pages (written by promptdojo export).",
         "# Other hosts: see docs/deploying.md. The service worker (sw.js) supplies the first",

@@ -7,8 +7,6 @@ import { offlineText } from "./offline-rules.js";
 
 const WORKER_URL = new URL("../sw.js", import.meta.url);
 const SCOPE = new URL("../", import.meta.url).pathname;
-/** How long a new worker may take to control the page before the offline mark gives up. */
-const CONTROL_TIMEOUT_MS = 10_000;
 
 let registration = null;
 
@@ -31,17 +29,6 @@ function register() {
  */
 export function registerWorker() {
   if (serviceWorkers()) register().catch(() => {});
-}
-
-/** Resolves true once a service worker controls this page, false after the timeout. */
-function controlled() {
-  if (navigator.serviceWorker.controller) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    navigator.serviceWorker.addEventListener("controllerchange", () => resolve(true), {
-      once: true,
-    });
-    setTimeout(() => resolve(Boolean(navigator.serviceWorker.controller)), CONTROL_TIMEOUT_MS);
-  });
 }
 
 /**
@@ -71,46 +58,59 @@ function offlineMark() {
   return mark;
 }
 
-/** Ask the controlling service worker to cache the whole course, and show how far it got. */
+/** Ask the course's service worker to cache the whole course, and show how far it got. */
 export async function keepOffline() {
   if (!serviceWorkers()) return;
   const mark = offlineMark();
   navigator.serviceWorker.addEventListener("message", (event) => {
     const text = offlineText(event.data ?? {});
-    if (text === null) return;
+    // A word from an old version's worker that a new one replaced since is out of date.
+    if (text === null || event.source?.state === "redundant") return;
     mark.textContent = text;
     mark.dataset.state = event.data.type.replace("offline-", "");
     mark.dataset.version = event.data.version;
   });
-  const ask = () => navigator.serviceWorker.controller?.postMessage({ type: "cache-course" });
-  // A new version's worker takes over (an update): it caches its own version.
+  const asked = new Set();
+  let course = null; // the registration, once registered
+  // A new version's worker takes over once the old one is idle. A message (or a request) that
+  // wakes the old worker while the browser swaps it out can leave the new one waiting for
+  // minutes (Chrome's lame-duck timer), even after skipWaiting: so while a new worker is on its
+  // way, the old one is sent nothing, and the waiting one is told to take over (sw.js calls
+  // skipWaiting again, which activates it at once if the old one is idle), also each time the
+  // old one has answered.
+  const newer = () => course?.installing ?? course?.waiting ?? null;
+  const nudge = () => course?.waiting?.postMessage({ type: "take-over" });
+  // Every worker that is active, or controls this page, is asked once to cache its version; the
+  // page may hear of a new one through any of these events, or know it already.
+  const ask = () => {
+    nudge();
+    if (newer()) return;
+    for (const worker of [navigator.serviceWorker.controller, course?.active]) {
+      if (!worker || asked.has(worker) || worker.state === "redundant") continue;
+      asked.add(worker);
+      worker.postMessage({ type: "cache-course" });
+    }
+  };
   navigator.serviceWorker.addEventListener("controllerchange", ask);
-  let worker;
+  navigator.serviceWorker.addEventListener("message", nudge);
   try {
-    worker = await register();
+    course = await register();
   } catch {
-    mark.remove();
+    course = null;
+  }
+  if (!course) {
+    mark.remove(); // no service worker here (or one a test harness blocks)
     return;
   }
-  // A page under an older version's worker asks the host for the new one now: the check the
+  const follow = (worker) => worker?.addEventListener("statechange", ask);
+  course.addEventListener("updatefound", () => follow(course.installing));
+  [course.installing, course.waiting, course.active].forEach(follow);
+  // A page under an older version's worker asks the host for the new one first: the check the
   // browser schedules by itself after a navigation can come late, or before a new version was
-  // published. A new worker takes over (above) and caches its own version; the old one is not
-  // asked.
-  const next = navigator.serviceWorker.controller ? await newVersion(worker) : null;
-  if (next) {
-    // Should the new worker fail to install, the old one keeps the course.
-    next.addEventListener("statechange", () => next.state === "redundant" && ask());
-    return;
+  // published. A new worker is asked once it is active (above); else the current one now.
+  if (navigator.serviceWorker.controller) {
+    await course.update().catch(() => {}); // offline, or the host is down: the cached one stays
+    follow(newer());
   }
-  if (await controlled()) ask();
-}
-
-/** The worker of another version that the host now serves, installing; else null. */
-async function newVersion(registration) {
-  try {
-    await registration.update();
-  } catch {
-    return null; // offline, or the host is down: the cached version stays
-  }
-  return registration.installing ?? registration.waiting ?? null;
+  ask();
 }

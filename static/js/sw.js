@@ -165,6 +165,9 @@ async function fill() {
 let filling = null;
 
 self.addEventListener("message", (event) => {
+  // A page tells a waiting worker to take over: skipWaiting again makes the browser activate it
+  // as soon as the old worker is idle, should an event for that one have put the swap off.
+  if (event.data?.type === "take-over") event.waitUntil(self.skipWaiting());
   if (event.data?.type !== "cache-course") return;
   filling ??= fill()
     .catch((error) => broadcast({ type: "offline-failed", message: String(error?.message ?? error) }))

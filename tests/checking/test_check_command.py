@@ -117,6 +117,21 @@ def test_record_then_check_outputs_catches_drift(tmp_path: Path) -> None:
     assert check(str(lesson), "--check-outputs").returncode == 0
 
 
+@pytest.mark.parametrize("text", ['{"cell-1": {"value": "42"}}', "[]"])
+def test_check_outputs_finds_a_record_in_the_wrong_shape_missing(tmp_path: Path, text: str) -> None:
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    (lesson / "recorded" / "01-where-am-i.json").write_text(text)
+    step = lesson / "01-where-am-i.md"
+    done = check(str(step), "--check-outputs")
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 1
+    assert (
+        f"{step}:8: cell 'cell-1': output differs from its record\nno recorded output: run "
+        "`promptdojo check --record`" in done.stdout
+    )
+
+
 def test_a_changed_cell_with_the_same_output_is_a_stale_record(tmp_path: Path) -> None:
     lesson = tmp_path / "hello"
     shutil.copytree(FIXTURES / "lessons" / "hello", lesson)

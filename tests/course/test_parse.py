@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from promptdojo.course import Cell, LessonError, Prose, load_lesson
+from promptdojo.course.parse import read_lesson
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -108,3 +112,66 @@ def test_every_kind_of_cell(fixture_lessons: Path) -> None:
     assert exercise.solution is not None
     assert "2 * x" in exercise.solution.code
     assert step.exercise("double") is exercise
+
+
+def test_each_step_is_parsed_once(fixture_lessons: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: Counter[str] = Counter()
+    real = MarkdownIt.parse
+
+    def counting(self: MarkdownIt, src: str, env: object = None) -> list:
+        parsed[src] += 1
+        return real(self, src, env)
+
+    monkeypatch.setattr(MarkdownIt, "parse", counting)
+    lesson = read_lesson(fixture_lessons / "hello")
+    assert [parsed[step.path.read_text(encoding="utf-8")] for step in lesson.steps] == [1, 1, 1]
+
+
+def test_with_a_cache_only_the_changed_step_is_read_and_parsed_again(
+    fixture_lessons: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import promptdojo.course.steps as steps
+    from promptdojo.course.parse import ParseCache
+
+    folder = tmp_path / "hello"
+    shutil.copytree(fixture_lessons / "hello", folder)
+    cache = ParseCache()
+    first = read_lesson(folder, cache=cache)
+    read: list[str] = []
+    real = steps.read_text
+    monkeypatch.setattr(
+        steps, "read_text", lambda path, report: read.append(path.name) or real(path, report)
+    )
+    changed = folder / "02-errors.md"
+    changed.write_text(changed.read_text().replace("Errors point at your line", "Edited"))
+    second = read_lesson(folder, cache=cache)
+    assert read == ["02-errors.md"]
+    assert [s.title for s in second.steps] == [first.steps[0].title, "Edited", first.steps[2].title]
+    assert second.steps[0].parts is first.steps[0].parts  # the very same parse
+    # A file the watcher saw change is read again, even with the same size and times.
+    cache.forget([folder / "01-where-am-i.md"])
+    read_lesson(folder, cache=cache)
+    assert read == ["02-errors.md", "01-where-am-i.md"]
+
+
+def test_a_changed_lesson_yaml_parses_every_step_again(
+    fixture_lessons: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import promptdojo.course.steps as steps
+    from promptdojo.course.parse import ParseCache
+
+    folder = tmp_path / "needs-numpy"
+    shutil.copytree(fixture_lessons / "needs-numpy", folder)
+    cache = ParseCache()
+    assert not read_lesson(folder, cache=cache).problems
+    meta = folder / "lesson.yaml"
+    meta.write_text(meta.read_text().replace("packages: [numpy]", "packages: []"))
+    read: list[str] = []
+    real = steps.read_text
+    monkeypatch.setattr(
+        steps, "read_text", lambda path, report: read.append(path.name) or real(path, report)
+    )
+    # The import rules changed: the step that imports numpy must say it is not declared.
+    problems = [d.message for d in read_lesson(folder, cache=cache).problems]
+    assert read
+    assert any("does not declare the package 'numpy'" in p for p in problems), problems

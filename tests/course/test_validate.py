@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from promptdojo.cli import app
 from promptdojo.course.validate import lesson_folders, validate
 from tests.conftest import FIXTURE_LESSONS, ROOT
 
@@ -38,3 +42,42 @@ def test_the_fixture_lessons_are_valid() -> None:
     result = validate([FIXTURE_LESSONS])
     assert result.ok, [str(d) for d in result.diagnostics]
     assert len(result.lessons) == 5
+
+
+def _hello_with_records(tmp_path: Path, records: dict[str, str]) -> Path:
+    folder = tmp_path / "hello"
+    shutil.copytree(FIXTURE_LESSONS / "hello", folder)
+    for name, text in records.items():
+        (folder / "recorded" / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+CONFLICTED = '{\n<<<<<<< HEAD\n "cell-1": {}\n=======\n "cell-2": {}\n>>>>>>> theirs\n}\n'
+
+
+def test_a_broken_record_is_a_warning_and_conflict_markers_are_an_error(tmp_path: Path) -> None:
+    folder = _hello_with_records(
+        tmp_path, {"01-where-am-i.json": "[]\n", "03-exercise.json": CONFLICTED}
+    )
+    result = validate([folder])
+    assert [lesson.id for lesson in result.lessons] == ["hello"]  # the lesson itself is fine
+    assert [str(w.location) for w in result.warnings] == [f"{folder}/recorded/01-where-am-i.json:1"]
+    assert [str(d.location) for d in result.diagnostics] == [
+        f"{folder}/recorded/03-exercise.json:2"
+    ]
+    assert "merge-conflict markers" in result.diagnostics[0].message
+
+
+def test_the_command_prints_warnings_and_fails_only_on_errors(tmp_path: Path) -> None:
+    folder = _hello_with_records(tmp_path, {"01-where-am-i.json": '{"cell-1": {"value": "42"}}'})
+    done = CliRunner().invoke(app, ["validate", str(folder)])
+    assert done.exit_code == 0, done.output
+    assert (
+        f"warning: {folder}/recorded/01-where-am-i.json:1: the record is in the wrong shape at "
+        "cell-1/value" in done.output
+    )
+    assert "1 lesson valid, 0 problems, 1 warning" in done.output
+    (folder / "recorded" / "01-where-am-i.json").write_text(CONFLICTED)
+    done = CliRunner().invoke(app, ["validate", str(folder)])
+    assert done.exit_code == 1
+    assert f"{folder}/recorded/01-where-am-i.json:2: the record has merge-conflict" in done.output

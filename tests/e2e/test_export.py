@@ -6,6 +6,7 @@ survive a reload, the course works offline once opened, and a new export replace
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.conftest import FIXTURE_LESSONS
 from tests.e2e.conftest import READY, SNAPSHOTS, click_run, run_code, wait_ready
-from tests.support.static_host import headers_server, plain_server
+from tests.support.static_host import headers_server, holding_server, plain_server
 
 LESSONS = ("hello", "needs-numpy", "runaway")
 OFFLINE_TIMEOUT_MS = 120_000
@@ -371,6 +372,48 @@ def test_a_new_export_replaces_the_cached_course_and_keeps_edits(
         wait_ready(page)
         expect(page.locator("main h1")).to_have_text("Runaway cells, v2")
         expect(page.locator("#cell-state .cm-content")).to_have_text("a = 7")
+    finally:
+        context.close()
+
+
+def test_a_new_version_waiting_for_the_old_worker_takes_over_once_it_is_idle(
+    browser: Browser, numpy_release: object, tmp_path: Path
+) -> None:
+    """A new version's worker waits while the old one still answers a request (skipWaiting or
+    not): the page sends the old one nothing meanwhile (a message that wakes it as the browser
+    swaps it out can leave the new one waiting for minutes), and the new one, told to take over,
+    caches its version once the request has ended."""
+    lessons = copy_lessons(tmp_path / "lessons", ("runaway",))
+    out = tmp_path / "site" / "course"
+    args = (numpy_release.path, tmp_path / "no-cache")
+    v1 = export(lessons, out, *args)
+    context = browser.new_context()
+    try:
+        with holding_server(tmp_path / "site") as (url, hold):
+            step = url + "/course/lessons/runaway/1/"
+            page = open_page(context, step)
+            assert wait_offline_ready(page) == v1
+            source = lessons / "runaway" / "01-runaway.md"
+            source.write_text(source.read_text().replace("Runaway cells", "Runaway cells, v2"))
+            v2 = export(lessons, out, *args)
+            # As the page starts, it asks the host (through the old worker) for a slow answer.
+            hold.path = "/course/slow"
+            context.add_init_script(f"fetch({json.dumps(url + hold.path)}).catch(() => {{}})")
+            page.goto(step)
+            assert hold.arrived.wait(30)
+            wait_ready(page)
+            waiting = "navigator.serviceWorker.getRegistration().then((r) => Boolean(r.waiting))"
+            deadline = time.monotonic() + 30
+            while not page.evaluate(waiting) and time.monotonic() < deadline:
+                page.wait_for_timeout(100)
+            assert page.evaluate(waiting)  # installed, it waits for the old worker
+            assert page.locator(".offline-status").get_attribute("data-version") is None
+            hold.release()
+            assert wait_offline_ready(page, v2) == v2
+            names = page.evaluate("caches.keys()")
+            assert [n for n in names if n.startswith("promptdojo-course-")] == [
+                f"promptdojo-course-{v2}"
+            ]
     finally:
         context.close()
 

@@ -101,3 +101,52 @@ def headers_server(root: Path, headers_file: Path) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+class Hold:
+    """One URL path whose requests a :func:`holding_server` leaves unanswered until released."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.arrived = threading.Event()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def wait(self, path: str) -> None:
+        if path == self.path:
+            self.arrived.set()
+            self._released.wait(120)
+
+
+class HoldingHandler(SimpleHTTPRequestHandler):
+    """Serves files like ``http.server``; a request for the held path waits to be released."""
+
+    hold: Hold
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet, as in a test
+        pass
+
+    def do_GET(self) -> None:
+        self.hold.wait(self.path.split("?", 1)[0])
+        super().do_GET()
+
+
+@contextmanager
+def holding_server(root: Path) -> Iterator[tuple[str, Hold]]:
+    """A header-less static server of ``root`` (as ``http.server``) that can hold one path's
+    requests; yields its base URL and the :class:`Hold`."""
+    hold = Hold()
+    handler = type("Handler", (HoldingHandler,), {"hold": hold})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        _wait(url + "/")
+        yield url, hold
+    finally:
+        hold.release()
+        httpd.shutdown()
+        httpd.server_close()

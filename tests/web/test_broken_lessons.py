@@ -106,10 +106,10 @@ def test_a_parser_crash_is_contained(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
     real = catalog.read_lesson
 
-    def flaky(folder: Path, lock: object = "default"):
+    def flaky(folder: Path, lock: object = "default", cache: object = None):
         if folder.name == "hello":
             raise RuntimeError("boom")
-        return real(folder, lock)
+        return real(folder, lock, cache)
 
     monkeypatch.setattr(catalog, "read_lesson", flaky)
     c = client(dev=True)

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from promptdojo.cli import app
 from promptdojo.web.app import create_app
 from promptdojo.web.export import MARKER, ExportError, export_site
 from promptdojo.web.settings import Settings
-from promptdojo.web.static_host import matches, parse_headers_file
-from promptdojo.web.urls import BaseUrlError, normalise_base
+from promptdojo.web.static_host import headers_file, matches, parse_headers_file
+from promptdojo.web.urls import BaseUrlError, Urls, normalise_base
 
 URL = re.compile(r'(?:href|src)="([^"]+)"')
 
@@ -59,6 +61,19 @@ def test_every_url_is_below_the_base_and_names_an_exported_file(
     assert "sourceMappingURL" not in sw.splitlines()[-1]
     assert not (out / "assets" / "live.js").exists()
     assert "EventSource" not in "".join(p.read_text() for p in out.glob("assets/*.js"))
+
+
+def test_a_record_in_the_wrong_shape_is_left_out_of_the_export(
+    lessons: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    record = lessons / "hello" / "recorded" / "01-where-am-i.json"
+    record.write_text('{"cell-1": {"stdout": "x", "value": "42"}}')
+    out = tmp_path / "site"
+    export_site(settings(lessons, tmp_path), out)
+    page = (out / "lessons" / "hello" / "1" / "index.html").read_text()
+    assert "recorded output" not in page
+    assert "recorded output" in (out / "lessons" / "hello" / "3" / "index.html").read_text()
+    assert f"{record}:1: the record is in the wrong shape at cell-1/value" in caplog.text
 
 
 def test_a_missing_wheel_names_the_prefetch_command_and_writes_nothing(
@@ -139,8 +154,51 @@ def test_the_server_serves_the_same_service_worker(lessons: Path, tmp_path: Path
 
 @pytest.mark.parametrize("given", ["https://example.org/course/", "/a?b"])
 def test_a_base_url_is_a_path(given: str) -> None:
-    with pytest.raises(BaseUrlError, match="must be a path"):
+    with pytest.raises(BaseUrlError, match="must be a"):
         normalise_base(given)
+
+
+HOSTILE_BASES = [
+    "\\\\evil.example\\",  # a browser reads \\host\ as //host/: another site
+    "//evil.example/",
+    "/a//b/",
+    '/course"><script>alert(1)</script>/',
+    "/it's/",
+    "/a\n/*\n  X-Injected: 1\n/b/",
+    "/course/\n",
+    " /course/",
+    "/a b/",
+    "/../",
+    "/a/../b/",
+    "/./",
+    "/%2e%2e/",
+    "/caf%C3%A9/",
+    "/a#b/",
+    "/a;b/",
+    "/café/",
+]
+
+
+@pytest.mark.parametrize("given", HOSTILE_BASES)
+def test_a_base_url_must_be_a_plain_path(given: str) -> None:
+    with pytest.raises(BaseUrlError, match="must be a plain path of URL-safe segments"):
+        normalise_base(given)
+    with pytest.raises(BaseUrlError):
+        Urls(given)
+
+
+@pytest.mark.parametrize("given", ["\\\\evil.example\\", "/a\n/*\n  X: 1\n/b/", '/"x/'])
+def test_export_refuses_a_hostile_base_url_and_says_what_is_allowed(
+    lessons: Path, tmp_path: Path, given: str
+) -> None:
+    done = CliRunner().invoke(
+        app, ["export", str(tmp_path / "out"), "--lessons-dir", str(lessons), "--base-url", given]
+    )
+    assert done.exit_code == 2
+    assert "Invalid value for --base-url" in done.output
+    text = " ".join(done.output.replace("│", " ").split())  # one line, without the box
+    assert "must be a plain path of URL-safe segments such as /, /course/ or /a-b/c_d/" in text
+    assert not (tmp_path / "out").exists()
 
 
 def test_base_urls_are_normalised() -> None:
@@ -189,3 +247,12 @@ def test_big_files_get_compressed_twins_that_pages_and_the_worker_name(
 def test_an_export_without_a_compressed_cache_has_no_twins(lessons: Path, tmp_path: Path) -> None:
     export_site(settings(lessons, tmp_path), tmp_path / "site")
     assert not list((tmp_path / "site").rglob("*.zst"))
+
+    assert normalise_base("") == "/"
+    assert normalise_base("/a-b/c_d/") == "/a-b/c_d/"
+    assert normalise_base("/v1.2/~me/") == "/v1.2/~me/"
+
+
+def test_the_headers_file_refuses_a_path_that_would_add_rules() -> None:
+    with pytest.raises(ValueError, match="white space"):
+        headers_file("/", ["lessons/a\n/*\n  X-Injected: 1/index.html"])

@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from promptdojo.kernel import OUTPUT_CAP
@@ -119,3 +120,23 @@ def test_the_page_passes_the_output_cap_and_the_worker_holds_no_copy(client: Tes
     worker = (ROOT / "static" / "js" / "worker.js").read_text()
     assert str(OUTPUT_CAP) not in worker.replace("_", "")
     assert "config.outputCap" in worker
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[]\n", '{"cell-1": {"stdout": "x", "value": "42"}}', '{"cell-1": []}', "<<<<<<< HEAD\n{}"],
+)
+def test_a_record_in_the_wrong_shape_leaves_the_page_whole(
+    fixture_lessons: Path, tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    lessons = tmp_path / "lessons"
+    shutil.copytree(fixture_lessons / "hello", lessons / "hello")
+    record = lessons / "hello" / "recorded" / "01-where-am-i.json"
+    record.write_text(text)
+    client = TestClient(create_app(Settings(lessons_dir=lessons)))
+    response = client.get("/lessons/hello/1", headers=HTML)
+    assert response.status_code == 200
+    assert "recorded output" not in _cell(response.text, "cell-1")  # as if none was recorded
+    assert f"recorded outputs left out: {record}:1: " in caplog.text
+    # The other steps keep theirs.
+    assert "recorded output" in _cell(client.get("/lessons/hello/3", headers=HTML).text, "oops")
