@@ -9,7 +9,8 @@
 * sliding-window layers (gpt-oss, Gemma 2 and 3, Mistral-7B-v0.1) keep only their last
   ``sliding_window`` tokens;
 * linear-attention layers (the Gated DeltaNet layers of Qwen3-Next and Qwen3.5) keep no per-token
-  cache at all, but a fixed-size recurrent state per sequence (:attr:`ModelConfig.linear_state`).
+  cache at all, but a fixed-size recurrent state per sequence (:attr:`ModelConfig.linear_state`),
+  whose recurrent part may be kept wider than the model (Qwen3.5's ``mamba_ssm_dtype``).
 
 :meth:`ModelConfig.from_hf_config` recognises these from the config's fields and raises
 :class:`UnsupportedAttention` for any layout it cannot size, rather than guess.
@@ -38,6 +39,9 @@ class ModelConfig:
     ``layers`` counts every decoder layer; ``sliding_layers`` of them keep only the last
     ``sliding_window`` tokens and ``linear_layers`` keep a fixed state of ``linear_state`` numbers
     in all (per sequence) and no per-token cache. The rest, :attr:`full_layers`, keep every token.
+    Of the fixed state, ``linear_conv_state`` numbers are the convolution windows, kept in the
+    model's dtype; the recurrent part is kept in ``state_dtype`` when the config names one (its
+    ``mamba_ssm_dtype``: ``"fp32"`` for Qwen3.5), else in the model's dtype too.
 
     Example:
         >>> MODELS["Qwen2.5-7B-Instruct"].attention, MODELS["GPT-2 small"].attention
@@ -57,6 +61,8 @@ class ModelConfig:
     sliding_layers: int = 0
     linear_layers: int = 0
     linear_state: int = 0
+    linear_conv_state: int = 0
+    state_dtype: str = ""
 
     @property
     def attention(self) -> str:
@@ -112,11 +118,13 @@ class ModelConfig:
           Qwen3-Next's ``full_attention_interval``: which layers keep what;
         * ``sliding_window`` without ``layer_types``: every layer for Mistral-style models, every
           second for Gemma 2, all but every ``sliding_window_pattern``-th for Gemma 3 (6 when the
-          field is absent); ignored when ``use_sliding_window`` is false.
+          field is absent); ignored when ``use_sliding_window`` is false;
+        * ``mamba_ssm_dtype`` (Qwen3.5: ``"float32"``): the dtype vLLM keeps the linear layers'
+          recurrent state in, whatever the model's dtype.
 
         Anything else that changes the cache (other layer types, Mamba or convolution layers,
-        cross-layer KV sharing, a sparse-attention indexer, chunked attention) raises
-        :class:`UnsupportedAttention` naming the field.
+        cross-layer KV sharing, a sparse-attention indexer, chunked attention, Kimi Linear's
+        ``linear_attn_config``) raises :class:`UnsupportedAttention` naming the field.
 
         Example:
             >>> qwen3 = {"num_hidden_layers": 28, "num_attention_heads": 16,
@@ -149,7 +157,7 @@ class ModelConfig:
             )
         context = _field(c, "max_position_embeddings", "n_positions") or 0
         label = name or str(config.get("_name_or_path") or config.get("model_type") or "model")
-        extra: dict[str, int] = {}
+        extra: dict[str, int | str] = {}
         if c.get("kv_lora_rank") is not None:
             extra["kv_lora_rank"] = _field(c, "kv_lora_rank") or 0
             rope = _field(c, "qk_rope_head_dim")
@@ -188,7 +196,13 @@ _UNSIZABLE = {
     "ssm_cfg": "Mamba layers",
     "layers_block_type": "Mamba and attention layers (Zamba)",
     "attn_type_list": "linear and softmax attention layers (MiniMax)",
+    "linear_attn_config": (
+        "Kimi Delta Attention layers beside the MLA layers (Kimi Linear): only the layers it lists "
+        "as full_attn_layers keep a per-token cache, and the others keep a fixed state"
+    ),
 }
+#: ``mamba_ssm_dtype`` values in a config, in this library's dtype names.
+_STATE_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 #: Model types whose layers keep a recurrent state instead of a KV cache.
 _RECURRENT_MODEL_TYPES = ("mamba", "rwkv", "xlstm")
 _MODEL_TYPES_SLIDING_EVERYWHERE = {"mistral", "mixtral", "starcoder2", "phi3"}
@@ -210,7 +224,7 @@ def _refuse_unsizable(c: Mapping[str, object]) -> None:
             )
 
 
-def _layer_kinds(c: Mapping[str, object], layers: int, context: int) -> dict[str, int]:
+def _layer_kinds(c: Mapping[str, object], layers: int, context: int) -> dict[str, int | str]:
     """Sliding and linear layer counts (and the window and linear state) from the config."""
     types = c.get("layer_types")
     window = c.get("sliding_window")
@@ -237,16 +251,31 @@ def _layer_kinds(c: Mapping[str, object], layers: int, context: int) -> dict[str
             f"config.json 'layer_types' has {', '.join(map(repr, unknown))}: from_hf_config can "
             f"size {', '.join(_KNOWN_LAYER_TYPES)} only, so it does not guess"
         )
-    out = {"sliding_layers": list(types).count("sliding_attention")}
+    out: dict[str, int | str] = {"sliding_layers": list(types).count("sliding_attention")}
     if out["sliding_layers"]:
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
             raise ValueError("config.json has sliding_attention layers but no 'sliding_window'")
         out["sliding_window"] = window
     linear = list(types).count("linear_attention")
     if linear:
+        recurrent, conv = _delta_net_state(c)
         out["linear_layers"] = linear
-        out["linear_state"] = linear * _delta_net_state(c)
+        out["linear_state"] = linear * (recurrent + conv)
+        out["linear_conv_state"] = linear * conv
+        out["state_dtype"] = _state_dtype(c)
     return out
+
+
+def _state_dtype(c: Mapping[str, object]) -> str:
+    """The recurrent state's dtype from ``mamba_ssm_dtype``, or "" for the model's own."""
+    value = c.get("mamba_ssm_dtype")
+    if value is None:
+        return ""
+    if value not in _STATE_DTYPES:
+        raise ValueError(
+            f"config.json field 'mamba_ssm_dtype' is {value!r}; known: {', '.join(_STATE_DTYPES)}"
+        )
+    return _STATE_DTYPES[str(value)]
 
 
 def _sliding_pattern(c: Mapping[str, object], layers: int) -> list[str]:
@@ -267,7 +296,7 @@ def _sliding_pattern(c: Mapping[str, object], layers: int) -> list[str]:
     ]
 
 
-def _delta_net_state(c: Mapping[str, object]) -> int:
+def _delta_net_state(c: Mapping[str, object]) -> tuple[int, int]:
     """Numbers a Gated DeltaNet layer keeps per sequence: its recurrent state and conv window."""
     keys = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim")
     fields = [_field(c, k) for k in (*keys, "linear_value_head_dim", "linear_conv_kernel_dim")]
@@ -280,7 +309,7 @@ def _delta_net_state(c: Mapping[str, object]) -> int:
     k_heads, v_heads, k_dim, v_dim, kernel = (int(f or 0) for f in fields)
     recurrent = v_heads * k_dim * v_dim
     conv = (2 * k_heads * k_dim + v_heads * v_dim) * (kernel - 1)
-    return recurrent + conv
+    return recurrent, conv
 
 
 #: Published configs. Classic attention: ``num_hidden_layers``, ``num_attention_heads``,
@@ -317,6 +346,7 @@ MODELS: dict[str, ModelConfig] = {
             80.0,
             linear_layers=36,
             linear_state=36 * (32 * 128 * 128 + (2 * 16 * 128 + 32 * 128) * 3),
+            linear_conv_state=36 * (2 * 16 * 128 + 32 * 128) * 3,
         ),
         # openai/gpt-oss-120b config.json: 36 layers alternating sliding_attention and
         # full_attention, sliding_window 128, 64 heads, 8 kv heads, head_dim 64,

@@ -117,14 +117,18 @@ def kv_cache_bytes(
 
 def fixed_state_bytes(model: ModelConfig, batch: int = 1, dtype: str | int = "bf16") -> int:
     """The state linear-attention layers keep per sequence (0 for other models): it does not grow
-    with the context. vLLM keeps it in the model's dtype unless ``mamba_ssm_cache_dtype`` says
-    otherwise.
+    with the context. ``dtype`` is the model's: vLLM keeps the convolution windows in it, and the
+    recurrent state too unless the config's ``mamba_ssm_dtype`` (:attr:`ModelConfig.state_dtype`)
+    or the ``mamba_ssm_cache_dtype`` option names another; Qwen3.5's config asks for fp32.
 
     Example:
         >>> format_bytes(fixed_state_bytes(MODELS["Qwen3-Next-80B-A3B"]))
         '37.69 MiB'
     """
-    return int(model.linear_state * _bytes_per_value(dtype)) * int(batch)
+    conv = model.linear_conv_state
+    recurrent = model.linear_state - conv
+    state = _bytes_per_value(model.state_dtype or dtype)
+    return int(recurrent * state + conv * _bytes_per_value(dtype)) * int(batch)
 
 
 def format_bytes(n: float) -> str:
@@ -221,8 +225,10 @@ def kv_blocks_that_fit(
     has. This does the same arithmetic and raises :class:`CapacityError` in the wording of
     current releases, with the sizes rounded as vLLM's ``format_gib`` rounds them (two decimals,
     no trailing zeros: ``4.0 GiB``). It counts blocks for models whose layers all cache every
-    token; vLLM gives sliding-window and linear-attention layers pools of their own, so for those
-    models use :func:`sessions_that_fit`.
+    token. For hybrid models vLLM keeps one shared pool of blocks whose pages all have the same
+    size in bytes, and gives each group of layers of one kind its own block table into it (its
+    hybrid KV cache manager); it adjusts block sizes until the pages match, which this does not
+    model, so for those models use :func:`sessions_that_fit`.
 
     Example:
         >>> kv_blocks_that_fit(MODELS["Llama-3-8B"], 2 * GIB, max_seq_len=8192)
@@ -230,8 +236,9 @@ def kv_blocks_that_fit(
     """
     if not _uniform(model):
         raise UnsupportedAttention(
-            f"{model.name} mixes layer kinds ({model.layout()}); vLLM sizes each kind's blocks "
-            "separately, so count whole sessions with sessions_that_fit instead"
+            f"{model.name} mixes layer kinds ({model.layout()}); vLLM's shared pool gives each "
+            "kind a block table and pages of one size, which kv_blocks_that_fit does not model, "
+            "so count whole sessions with sessions_that_fit instead"
         )
     per_block = kv_bytes_per_token(model, dtype) * block_size
     num_blocks = int(kv_cache_memory // per_block)
@@ -268,7 +275,8 @@ def sessions_that_fit(
     This is the worst case, every session at its full length at the same time; a paged engine
     hands out blocks as tokens arrive, so shorter sessions leave room for more. For models with
     sliding-window or linear-attention layers a session also holds those layers' window or fixed
-    state (counted in bf16).
+    state (:func:`fixed_state_bytes`, in bf16 unless the config keeps the recurrent state wider),
+    all from the one pool vLLM shares between its layer groups.
 
     Example:
         >>> sessions_that_fit(MODELS["Llama-3.1-8B"], 40 * GIB, tokens=32_768)
@@ -280,7 +288,7 @@ def sessions_that_fit(
         blocks = kv_blocks_that_fit(model, kv_cache_memory, tokens, block_size, dtype)
         return blocks // paged_blocks(tokens, block_size).blocks
     padded = paged_blocks(tokens, block_size).blocks * block_size
-    per_session = kv_cache_bytes(model, padded, dtype=dtype) + fixed_state_bytes(model)
+    per_session = kv_cache_bytes(model, padded, dtype=dtype) + fixed_state_bytes(model, 1, "bf16")
     if per_session > kv_cache_memory:
         raise CapacityError(
             f"One session of {tokens} tokens needs {_gib(per_session)} GiB of cache and state, "

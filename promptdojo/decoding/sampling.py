@@ -201,9 +201,12 @@ class Sampler:
     """A decoding strategy: the knobs of an engine's sampling parameters.
 
     The defaults change nothing: ``Sampler()`` samples the model's distribution as it is
-    (temperature 1.0, no truncation), as vLLM's ``SamplingParams`` does (top-k off). Hugging
-    Face's ``GenerationConfig`` differs: greedy unless ``do_sample=True``, and then ``top_k=50``
-    unless the model's ``generation_config.json`` or the call says otherwise.
+    (temperature 1.0, no truncation), as a bare vLLM ``SamplingParams()`` does (top-k off). Both
+    engines read the model's ``generation_config.json`` first, though. vLLM does by default
+    (``generation_config="auto"``): its server fills every field a request leaves unset from that
+    file, and so does ``LLM.get_default_sampling_params()``, which ``LLM.generate`` uses when given
+    no parameters. Hugging Face's ``GenerationConfig`` starts from that file too, and where it is
+    silent decodes greedily unless ``do_sample=True``, and then keeps ``top_k=50``.
     :meth:`promptdojo.tinylm.TinyLM.generate` picks other defaults again; say which you use.
 
     ``order`` says in which order the warpers run; Hugging Face's is :data:`HF_ORDER`, llama.cpp's

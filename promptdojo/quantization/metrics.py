@@ -134,15 +134,27 @@ def decode_tokens_per_second(
     return float(bandwidth) / (float(weight_bytes) + int(batch) * float(kv_bytes))
 
 
-def model_size(n_params: int, fmt: str) -> int:
-    """Bytes to store ``n_params`` weights in format ``fmt`` (see :data:`FORMATS`).
+def model_size(n_params: int, fmt: str, unquantized: int = 0) -> int:
+    """Bytes to store ``n_params`` weights in format ``fmt`` (see :data:`FORMATS`), of which
+    ``unquantized`` stay in 16 bits.
+
+    Quantized checkpoints rarely quantize everything: GPTQ and AWQ checkpoints keep the token
+    embeddings and the output layer (``lm_head``) in fp16, which for a model with a large
+    vocabulary and untied embeddings is a large share. Llama-3.1-8B's two are 128,256 × 4,096
+    each, 1.05 billion of its 8.03 billion weights.
 
     Example:
         >>> model_size(8_000_000_000, "Q4_0") / 1e9
         4.5
+        >>> round(model_size(8_030_000_000, "int4-g128", unquantized=2 * 128_256 * 4_096) / 1e9, 2)
+        5.73
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-    if int(n_params) != n_params or n_params < 0:
-        raise ValueError(f"n_params must be a whole number >= 0, got {n_params!r}")
-    return round(n_params * FORMATS[fmt].bits_per_weight / 8)
+    for name, value in (("n_params", n_params), ("unquantized", unquantized)):
+        if int(value) != value or value < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if unquantized > n_params:
+        raise ValueError(f"unquantized ({unquantized:,}) is more than n_params ({n_params:,})")
+    quantized = n_params - unquantized
+    return round(quantized * FORMATS[fmt].bits_per_weight / 8) + 2 * int(unquantized)

@@ -166,7 +166,7 @@ CASES = {
             "    left = int(gpu_bytes * 0.92) - model_size(8_030_000_000, 'int4-g128')\n"
             "    return int(left // kv_cache_bytes(llama, 8_192, dtype=bytes_per_number))\n",
             "def sessions_on(gpu_bytes, bytes_per_number):\n"  # typed for the 4090 only
-            "    return 17 if bytes_per_number == 2 else 34\n",
+            "    return 15 if bytes_per_number == 2 else 31\n",
             "def sessions_on(gpu_bytes, bytes_per_number):\n"
             "    left = int(gpu_bytes * 0.92) - model_size(8_030_000_000, 'int4-g128') - GIB\n"
             "    return left / kv_cache_bytes(llama, 8_192, dtype=bytes_per_number)\n",

@@ -49,6 +49,25 @@ QWEN3_NEXT = {  # Qwen/Qwen3-Next-80B-A3B-Instruct
     "num_hidden_layers": 48,
     "num_key_value_heads": 2,
 }
+KIMI_LINEAR = {  # Kimi Linear's layout: 27 layers, MLA in 7 of them, Kimi Delta Attention in 20
+    "model_type": "kimi_linear",
+    "hidden_size": 2304,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "max_position_embeddings": 1048576,
+    "linear_attn_config": {
+        "full_attn_layers": [4, 8, 12, 16, 20, 24, 27],
+        "kda_layers": [i for i in range(1, 28) if i not in (4, 8, 12, 16, 20, 24, 27)],
+        "head_dim": 128,
+        "num_heads": 32,
+        "short_conv_kernel_size": 4,
+    },
+}
 GPT_OSS_120B = {  # openai/gpt-oss-120b
     "model_type": "gpt_oss",
     "hidden_size": 2880,
@@ -121,6 +140,29 @@ def test_hybrid_linear_attention_caches_only_its_full_layers() -> None:
     listed = {**QWEN3_NEXT, "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 12}
     del listed["full_attention_interval"]
     assert ModelConfig.from_hf_config(listed, name="Qwen3-Next-80B-A3B") == model
+
+
+def test_a_recurrent_state_kept_in_fp32_is_counted_in_fp32() -> None:
+    """Qwen3.5's config asks for ``mamba_ssm_dtype: float32``: vLLM keeps the recurrent state in
+    fp32 and the convolution windows in the model's bf16."""
+    model = ModelConfig.from_hf_config({**QWEN3_NEXT, "mamba_ssm_dtype": "float32"})
+    assert model.state_dtype == "fp32"
+    recurrent, conv = 32 * 128 * 128, (2 * 16 * 128 + 32 * 128) * 3
+    assert fixed_state_bytes(model) == 36 * (recurrent * 4 + conv * 2)
+    assert fixed_state_bytes(model, dtype="fp16") == fixed_state_bytes(model)
+    plain = ModelConfig.from_hf_config(QWEN3_NEXT)
+    assert fixed_state_bytes(model) - fixed_state_bytes(plain) == 36 * recurrent * 2
+    per_session = kv_cache_bytes(model, 32_768) + fixed_state_bytes(model)
+    assert sessions_that_fit(model, 40 * GIB, 32_768) == 40 * GIB // per_session
+    with pytest.raises(ValueError, match="'mamba_ssm_dtype' is 'float64'"):
+        ModelConfig.from_hf_config({**QWEN3_NEXT, "mamba_ssm_dtype": "float64"})
+
+
+def test_kimi_linear_is_refused_not_sized_as_all_mla() -> None:
+    with pytest.raises(UnsupportedAttention, match=r"'linear_attn_config'.*Kimi Delta Attention"):
+        ModelConfig.from_hf_config(KIMI_LINEAR)
+    plain_mla = {k: v for k, v in KIMI_LINEAR.items() if k != "linear_attn_config"}
+    assert kv_bytes_per_token(ModelConfig.from_hf_config(plain_mla), "bf16") == 27 * 576 * 2
 
 
 def test_sliding_layers_hold_a_window() -> None:

@@ -107,6 +107,16 @@ def test_model_sizes() -> None:
     assert q.model_size(7_000_000_000, "Q4_0") == 3_937_500_000
 
 
+def test_a_checkpoint_keeps_its_embeddings_wide() -> None:
+    """GPTQ and AWQ checkpoints of Llama-3.1-8B keep the embeddings and lm_head in fp16."""
+    kept = 2 * 128_256 * 4_096
+    real = q.model_size(8_030_000_000, "int4-g128", unquantized=kept)
+    assert real == round((8_030_000_000 - kept) * (4 + 20 / 128) / 8) + 2 * kept
+    assert 5.7e9 < real < 5.75e9
+    assert real - q.model_size(8_030_000_000, "int4-g128") > 1.5e9
+    assert q.model_size(100, "fp16", unquantized=100) == q.model_size(100, "fp16")
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -122,6 +132,8 @@ def test_model_sizes() -> None:
         ),
         (lambda: q.quantize_q8_0(np.ones(33)), "multiple of 32"),
         (lambda: q.model_size(10, "fp12"), "unknown format"),
+        (lambda: q.model_size(10, "int4", unquantized=11), "more than n_params"),
+        (lambda: q.model_size(10, "int4", unquantized=-1), "unquantized must be"),
     ],
 )
 def test_bad_arguments_get_clear_errors(call, message) -> None:
