@@ -9,7 +9,8 @@ fails on a name an earlier cell defines, a second fresh page runs the step's ear
 (set-up, untimed) and then the cell. Two times per cell:
 
 * ``done_ms``: the page's own "Done in N ms" (the learner's wait from the click, the step's
-  hidden set-up cells included); for an exercise, whose status is a verdict, the worker's time;
+  hidden set-up cells included); for an exercise, whose status is a verdict, the worker's time
+  in the cell, its check and the set-up cells;
 * ``worker_ms``: the worker's time in Python for the cell (the kernel result's ``ms``);
 * ``setup_ms``: the worker's time in the step's hidden set-up cells run before it, on this press.
 
@@ -107,7 +108,11 @@ def first_run(browser, base: str, lesson: Lesson, step: Step, index: int) -> dic
     done = re.search(r"Done in ([\d,]+) ms", result["status"])
     return {
         "cell": f"{lesson.id}/{step.number}/{cell.id}",
-        "done_ms": int(done.group(1).replace(",", "")) if done else result["worker_ms"],
+        "done_ms": (
+            int(done.group(1).replace(",", ""))
+            if done
+            else round(result["worker_ms"] + result["setup_ms"], 1)
+        ),
         "worker_ms": result["worker_ms"],
         "setup_ms": result["setup_ms"],
         "with_earlier_cells": setup,

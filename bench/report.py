@@ -367,7 +367,10 @@ def main() -> None:
     if "shaped_link" in results:
         lines += ["", *report_shaped.shaped_section(results["shaped_link"])]
     if "first_run" in results:
-        lines += ["", *report_shaped.first_run_section(results["first_run"])]
+        lines += [
+            "",
+            *report_shaped.first_run_section(results["first_run"], results.get("lesson_cells")),
+        ]
     notes = ROOT / "bench" / "NOTES.md"
     if notes.is_file():
         lines += ["", notes.read_text().strip()]

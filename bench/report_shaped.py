@@ -191,8 +191,13 @@ def _crowd(crowd: dict, links: dict) -> list[str]:
     return lines
 
 
-def first_run_section(result: dict) -> list[str]:
-    """Every cell's first run on a fresh page beside the warm median, per engine."""
+def first_run_section(result: dict, cells: dict | None) -> list[str]:
+    """Every cell's first run on a fresh page beside the warm median, per engine.
+
+    The warm medians come from ``cells`` (bench/lesson_cells.py's result of the same
+    ``make bench``) where given, else from what the first-run result kept.
+    """
+    warm_of = {c["cell"]: c["browser_ms"] for c in cells["figures"]["per_cell"]} if cells else {}
     lines = ["## First runs on a fresh page", ""]
     for engine, fig in result["figures"].items():
         out = fig["first_output"]
@@ -200,7 +205,8 @@ def first_run_section(result: dict) -> list[str]:
             f"From `{result['command']}` ({result['date']}, commit {result['commit']}): {engine},"
             f" Pyodide {fig['pyodide']} with numpy. Each cell pressed once on a freshly loaded"
             " step page (a new browser context), after the step's earlier cells where it needs"
-            " them. First run: the page's own \"Done in\" (for an exercise, the worker's time);"
+            " them. First run: the page's own \"Done in\" (for an exercise, the worker's time in"
+            " the cell, its check and the step's set-up);"
             " warm: `bench/lesson_cells.py`'s median of repeated runs. Times depend on the"
             " machine's load.",
             "",
@@ -212,7 +218,8 @@ def first_run_section(result: dict) -> list[str]:
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for c in fig["per_cell"]:
-            warm = f"{c['warm_ms']:,.0f}" if c["warm_ms"] is not None else ""
+            warm_ms = warm_of.get(c["cell"], c["warm_ms"]) if cells else c["warm_ms"]
+            warm = f"{warm_ms:,.0f}" if warm_ms is not None else ""
             lines.append(
                 f"| `{c['cell']}` | {c['done_ms']:,.0f} | {c['worker_ms']:,.0f} |"
                 f" {c.get('setup_ms', 0):,.0f} | {warm} | "
