@@ -81,7 +81,9 @@ bench: install
 	$(BIN)/python bench/controls.py --changes 30
 	$(BIN)/python bench/profile_boot.py
 	$(BIN)/python bench/lesson_cells.py --runs 3
+	$(BIN)/python bench/first_run.py --engine chromium
 	$(BIN)/python bench/export_boot.py --runs 5
+	$(BIN)/python bench/shaped_link.py --runs 3
 	$(BIN)/python bench/report.py
 
 test-fast: install

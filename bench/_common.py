@@ -31,6 +31,8 @@ def machine() -> dict[str, object]:
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
         "platform": platform.platform(),
+        # The machine is shared: its load (1, 5, 15 minutes) when the figures were saved.
+        "load_average": [round(v, 1) for v in os.getloadavg()],
     }
 
 

@@ -43,6 +43,28 @@ CELL_GOAL_MS = 2000
 LESSON_GOAL_MS = 15000
 
 
+def attribute(lesson: Lesson, runs: list[dict]) -> list[tuple[dict, int]]:
+    """Each kernel run of a walk with the step it belongs to, in the walk's order.
+
+    Cell ids repeat across steps (``cell-1`` in steps 1 and 7), so a run belongs to the step the
+    walk is on: the current one if it has that id, else the next one that has it. An exercise's
+    check runs as ``<id>-check`` (counted with the cell); lesson.yaml's seed, run before each
+    step, is left out.
+    """
+    ids = [{c.id for c in (*s.setup, *s.cells)} for s in lesson.steps]
+    current, out = 0, []
+    for entry in runs:
+        cell_id = entry["cellId"]
+        if not any(cell_id in step for step in ids[current:]):
+            cell_id = cell_id.removesuffix("-check")
+        found = next((i for i in range(current, len(ids)) if cell_id in ids[i]), None)
+        if found is None:
+            continue
+        current = found
+        out.append(({**entry, "cellId": cell_id}, lesson.steps[found].number))
+    return out
+
+
 def browser_ms(lessons: list[Lesson], runs: int) -> tuple[dict[str, list[float]], str]:
     """Per ``lesson/step/cell``: the worker's milliseconds in Python, one entry per run."""
     release = build()
@@ -64,14 +86,8 @@ def browser_ms(lessons: list[Lesson], runs: int) -> tuple[dict[str, list[float]]
                     for problem in problems:  # the e2e test fails on these; the times stand
                         print(f"warning: {problem}", file=sys.stderr)
                     per_cell: dict[str, float] = defaultdict(float)
-                    step_of = {c.id: s.number for s in lesson.steps for c in (*s.setup, *s.cells)}
-                    for entry in kernel_runs(page):
-                        cell_id = entry["cellId"]  # an exercise's check runs as "<id>-check"
-                        if cell_id not in step_of:
-                            cell_id = cell_id.removesuffix("-check")
-                        if cell_id not in step_of:  # lesson.yaml's seed, run before each step
-                            continue
-                        per_cell[f"{lesson.id}/{step_of[cell_id]}/{cell_id}"] += entry["ms"]
+                    for entry, step in attribute(lesson, kernel_runs(page)):
+                        per_cell[f"{lesson.id}/{step}/{entry['cellId']}"] += entry["ms"]
                     for key, ms in per_cell.items():
                         times[key].append(ms)
                     context.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import report_shaped
 from bench._common import RESULTS, ROOT
 
 # (result file, figure key, what it means, goal as (operator, value) or None)
@@ -352,7 +353,7 @@ def main() -> None:
         "| figure | value | goal | met | command | run |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for name, key, meaning, goal in ROWS:
+    for name, key, meaning, goal in [*ROWS, *report_shaped.ROWS]:
         if name not in results:
             continue
         value = lookup(results[name]["figures"], key)
@@ -370,6 +371,13 @@ def main() -> None:
     if "lesson_cells" in results:
         baseline = results.get("lesson_cells_before")
         lines += ["", *cells_section(results["lesson_cells"], baseline)]
+    if "shaped_link" in results:
+        lines += ["", *report_shaped.shaped_section(results["shaped_link"])]
+    if "first_run" in results:
+        lines += [
+            "",
+            *report_shaped.first_run_section(results["first_run"], results.get("lesson_cells")),
+        ]
     notes = ROOT / "bench" / "NOTES.md"
     if notes.is_file():
         lines += ["", notes.read_text().strip()]
