@@ -141,15 +141,12 @@ def serve(
         str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
     ] = "info",
 ) -> None:
-    """Serve the lessons in LESSONS_DIR at http://HOST:PORT.
-
-    Slow clients are timed out and idle ones make room for new ones (promptdojo.web.server);
-    beyond localhost, serve behind a reverse proxy (docs/deploying.md).
-    """
+    """Serve the lessons in LESSONS_DIR at http://HOST:PORT (beyond it: docs/deploying.md)."""
     from promptdojo.pyodide.cache import DEFAULT_UPSTREAM
     from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.app import create_app
     from promptdojo.web.assets import AssetsMissingError
+    from promptdojo.web.server import run
     from promptdojo.web.settings import Settings
 
     if not lessons_dir.is_dir():
@@ -170,9 +167,7 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"promptdojo: serving {lessons_dir} at http://{host}:{port}")
-    from promptdojo.web.server import run
-
-    run(application, host=host, port=port, log_level=log_level)
+    run(application, host=host, port=port, log_level=log_level)  # web.server: slow clients
 
 
 @app.command()
@@ -206,10 +201,9 @@ def export(
 ) -> None:
     """Write the lessons as a static site for any host or CDN, usable offline once opened.
 
-    OUT gets the index and step pages, the assets, Pyodide, the learner bundle, the snapshot,
-    every package wheel the lessons declare, a service worker and a _headers file, with a
-    compressed copy beside each big file that pages decode themselves. Deploying:
-    docs/deploying.md.
+    OUT gets the index and step pages, the assets, Pyodide (its big files with compressed twins),
+    the learner bundle, the snapshot, every package wheel the lessons declare, a service worker
+    and a _headers file. Deploying: docs/deploying.md.
     """
     from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.assets import AssetsMissingError

@@ -10,8 +10,10 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import uvicorn
@@ -20,10 +22,19 @@ from promptdojo.web.app import create_app
 from promptdojo.web.server import guarded_protocol
 from promptdojo.web.settings import Settings
 
+T = TypeVar("T")
+
 #: Trickling connections: more than a common `ulimit -n` of 1024 allows at once.
 SLOW_CLIENTS = 1_100
 #: The open-files limit the server runs under (a common default).
 SERVER_DESCRIPTORS = 1024
+
+
+def run_loop(coroutine: Coroutine[object, object, T]) -> T:
+    """``asyncio.run`` in a thread of its own: a browser test earlier in the same process leaves
+    Playwright's event loop running in this one, where ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def free_port() -> int:
@@ -128,7 +139,7 @@ def test_a_thousand_trickling_connections_do_not_stop_a_well_behaved_client(serv
         pytest.skip(f"this test's own process may open only {hard} files")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, SLOW_CLIENTS + 200), hard))
     try:
-        times = asyncio.run(under_slow_clients(served, 4.0))
+        times = run_loop(under_slow_clients(served, 4.0))
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert max(times) < 1.0, times
@@ -174,7 +185,7 @@ def test_a_request_head_that_never_ends_is_closed(guarded_server: int) -> None:
         finally:
             writer.close()
 
-    assert asyncio.run(trickled_until_closed())
+    assert run_loop(trickled_until_closed())
 
 
 def test_a_well_behaved_keep_alive_client_gets_every_answer(guarded_server: int) -> None:
@@ -190,4 +201,4 @@ def test_a_well_behaved_keep_alive_client_gets_every_answer(guarded_server: int)
         writer.close()
         return answers
 
-    assert asyncio.run(three_requests()) == [b"HTTP/1.1 200 OK"] * 3
+    assert run_loop(three_requests()) == [b"HTTP/1.1 200 OK"] * 3
