@@ -17,7 +17,8 @@ def test_stop_interrupts_an_endless_loop(page: Page, server: Server) -> None:
     expect(spin.locator(".cell-status")).to_have_text("Running…")
     page.wait_for_timeout(300)
     spin.get_by_role("button", name="Stop").click()
-    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=5_000)
+    # As the other Stop tests: a starved worker (both cores busy) may take seconds to answer.
+    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=20_000)
     expect(spin.locator(".cell-output")).to_contain_text("KeyboardInterrupt")
     assert "line 2" in spin.locator(".cell-output").inner_text()
 
@@ -30,7 +31,8 @@ def test_the_keyboard_shortcut_stops_too(page: Page, server: Server) -> None:
     page.keyboard.press("Control+Enter")
     expect(spin.locator(".cell-status")).to_have_text("Running…")
     page.keyboard.press("Control+.")
-    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=5_000)
+    # As the other Stop tests: a starved worker (both cores busy) may take seconds to answer.
+    expect(spin.locator(".cell-status")).to_have_text("Stopped: you pressed Stop", timeout=20_000)
 
 
 def test_time_limit_stops_a_sleep_and_state_survives(page: Page, server: Server) -> None:
