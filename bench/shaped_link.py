@@ -48,7 +48,7 @@ from playwright.sync_api import Error, expect, sync_playwright
 from bench._common import ROOT, save
 from bench._crowd import Request, crowd
 from bench.browser import fresh_profile, mark
-from tests.e2e.conftest import SNAPSHOTS, start_server, stop_server
+from tests.e2e.conftest import READY, SNAPSHOTS, start_server, stop_server
 from tests.support.shaping_proxy import ShapingProxy
 from tests.support.static_host import plain_server
 
@@ -57,7 +57,6 @@ LESSON = "/lessons/decoding-kv-cache-quantization/1"
 LINKS = [("link_20", 20.0, 40.0), ("link_5", 5.0, 100.0)]
 #: The goal's edge: ready ≤ EDGE_FACTOR × (bytes ÷ link) + EDGE_S.
 EDGE_FACTOR, EDGE_S = 1.15, 0.5
-READY = "window.promptdojoKernel.phases.filter(([p]) => p === 'ready').at(-1)[1]"
 
 
 def wait_ready(page, timeout: float = 600.0) -> float:

@@ -91,6 +91,13 @@ class HeadersHandler(SimpleHTTPRequestHandler):
 def headers_server(root: Path, headers_file: Path) -> Iterator[str]:
     """A static server of ``root`` that applies ``headers_file``; yields its base URL."""
     handler = type("Handler", (HeadersHandler,), {"headers_file": headers_file})
+    with _threaded(handler, root) as url:
+        yield url
+
+
+@contextmanager
+def _threaded(handler: type, root: Path) -> Iterator[str]:
+    """``handler`` serving ``root`` from a thread on a free loopback port; yields its base URL."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -139,14 +146,8 @@ def holding_server(root: Path) -> Iterator[tuple[str, Hold]]:
     requests; yields its base URL and the :class:`Hold`."""
     hold = Hold()
     handler = type("Handler", (HoldingHandler,), {"hold": hold})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        _wait(url + "/")
-        yield url, hold
-    finally:
-        hold.release()
-        httpd.shutdown()
-        httpd.server_close()
+    with _threaded(handler, root) as url:
+        try:
+            yield url, hold
+        finally:
+            hold.release()  # before the server shuts down: a held request must not block it
