@@ -382,7 +382,11 @@ def test_a_new_version_waiting_for_the_old_worker_takes_over_once_it_is_idle(
     """A new version's worker waits while the old one still answers a request (skipWaiting or
     not): the page sends the old one nothing meanwhile (a message that wakes it as the browser
     swaps it out can leave the new one waiting for minutes), and the new one, told to take over,
-    caches its version once the request has ended."""
+    caches its version once the request has ended.
+
+    The new version is published only once the slow request is in flight: published before it,
+    an update check the browser schedules by itself may install and activate it while the old
+    worker is still idle, and there is then nothing to wait for."""
     lessons = copy_lessons(tmp_path / "lessons", ("runaway",))
     out = tmp_path / "site" / "course"
     args = (numpy_release.path, tmp_path / "no-cache")
@@ -395,9 +399,13 @@ def test_a_new_version_waiting_for_the_old_worker_takes_over_once_it_is_idle(
             assert wait_offline_ready(page) == v1
             source = lessons / "runaway" / "01-runaway.md"
             source.write_text(source.read_text().replace("Runaway cells", "Runaway cells, v2"))
-            v2 = export(lessons, out, *args)
-            # As the page starts, it asks the host (through the old worker) for a slow answer.
+            shutil.copytree(tmp_path / "site", tmp_path / "site-v2")
+            v2 = export(lessons, tmp_path / "site-v2" / "course", *args)
+            assert v2 != v1
+            # As the page starts, it asks the host (through the old worker) for a slow answer;
+            # the host serves the new version from then on.
             hold.path = "/course/slow"
+            hold.then_serve = tmp_path / "site-v2"
             context.add_init_script(f"fetch({json.dumps(url + hold.path)}).catch(() => {{}})")
             page.goto(step)
             assert hold.arrived.wait(30)

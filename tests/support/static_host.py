@@ -111,10 +111,16 @@ def _threaded(handler: type, root: Path) -> Iterator[str]:
 
 
 class Hold:
-    """One URL path whose requests a :func:`holding_server` leaves unanswered until released."""
+    """One URL path whose requests a :func:`holding_server` leaves unanswered until released.
 
-    def __init__(self) -> None:
+    ``then_serve``, when set, is the folder the server serves from the moment the held request
+    arrives: a new version published while that request is in flight, never before it.
+    """
+
+    def __init__(self, root: Path) -> None:
         self.path: str | None = None
+        self.root = root
+        self.then_serve: Path | None = None
         self.arrived = threading.Event()
         self._released = threading.Event()
 
@@ -123,6 +129,8 @@ class Hold:
 
     def wait(self, path: str) -> None:
         if path == self.path:
+            if self.then_serve is not None:
+                self.root = self.then_serve
             self.arrived.set()
             self._released.wait(120)
 
@@ -137,6 +145,7 @@ class HoldingHandler(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.hold.wait(self.path.split("?", 1)[0])
+        self.directory = str(self.hold.root)
         super().do_GET()
 
 
@@ -144,7 +153,7 @@ class HoldingHandler(SimpleHTTPRequestHandler):
 def holding_server(root: Path) -> Iterator[tuple[str, Hold]]:
     """A header-less static server of ``root`` (as ``http.server``) that can hold one path's
     requests; yields its base URL and the :class:`Hold`."""
-    hold = Hold()
+    hold = Hold(root)
     handler = type("Handler", (HoldingHandler,), {"hold": hold})
     with _threaded(handler, root) as url:
         try:
