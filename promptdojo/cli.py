@@ -246,23 +246,9 @@ def validate(
     ] = None,
 ) -> None:
     """Check lessons without running them; print every mistake as FILE:LINE: what: fix."""
-    from promptdojo.course.validate import validate as run_validation
+    from promptdojo.course.validate import report
 
-    result = run_validation(paths or [Path("lessons")])
-    for diagnostic in result.diagnostics:
-        typer.echo(str(diagnostic))
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning}")
-    count = len(result.diagnostics)
-    lessons = len(result.lessons)
-    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
-    typer.echo(
-        f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
-        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
-        err=bool(count),
-    )
-    if count:
-        raise typer.Exit(1)
+    raise typer.Exit(report(paths or [Path("lessons")], typer.echo))
 
 
 @app.command()
@@ -368,7 +354,7 @@ def new(
     chapter: Annotated[str, typer.Option(help="Its chapter line.")] = "",
 ) -> None:
     """Create a new lesson with a first step that validates."""
-    from promptdojo.course.scaffold import ScaffoldError, new_lesson
+    from promptdojo.course.scaffold import ScaffoldError, add_to_course, new_lesson
 
     try:
         folder = new_lesson(lessons_dir, lesson_id, title=title, chapter=chapter)
@@ -377,6 +363,13 @@ def new(
         raise typer.Exit(1) from None
     for path in sorted(folder.iterdir()):
         typer.echo(f"created {path}")
+    try:
+        listed = add_to_course(lessons_dir, lesson_id)
+    except ScaffoldError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if listed is not None:
+        typer.echo(f"listed {lesson_id} in {listed}")
 
 
 @app.command("new-step")

@@ -118,6 +118,11 @@ def _load(text: str) -> tuple[yaml.Node | None, Any]:
         loader.dispose()
 
 
+def compose(text: str) -> yaml.Node | None:
+    """The node tree of ``text`` (each node knows its line), read with the same limits."""
+    return _load(text)[0]
+
+
 def load_mapping(
     text: str, path: Path, first_line: int, report: Report, what: str
 ) -> tuple[dict[str, Any], dict[str, int]] | None:

@@ -118,6 +118,15 @@ class Prose:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link in a step's prose to a lesson, a step, a heading or a cell of the course
+    (``lesson:ID``, ``lesson:ID/N``, ``lesson:ID/N#cell-or-heading``)."""
+
+    target: str
+    location: Location
+
+
+@dataclass(frozen=True)
 class Step:
     """One page of a lesson: prose and visible cells in reading order, plus hidden parts."""
 
@@ -130,6 +139,10 @@ class Step:
     exercises: tuple[Exercise, ...] = ()
     #: Mistakes found in this step's file; a step with problems is shown only in development.
     problems: tuple[Diagnostic, ...] = ()
+    #: Links to other places of the course, checked once every lesson is read.
+    links: tuple[Link, ...] = ()
+    #: The prose's headings as (anchor id, text), in order.
+    headings: tuple[tuple[str, str], ...] = ()
 
     @property
     def cells(self) -> tuple[Cell, ...]:

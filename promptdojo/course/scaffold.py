@@ -125,3 +125,33 @@ def new_step(lesson: Path, title: str) -> Path:
     text = NEXT_STEP.format(title_yaml=json.dumps(title), title_python=repr(title))
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def add_to_course(lessons_dir: Path, lesson_id: str) -> Path | None:
+    """List ``lesson_id`` last in the last chapter of ``lessons_dir``'s course file, if there is
+    one (its comments and layout kept); return the file, or ``None`` without one."""
+    from promptdojo.course.outline import COURSE_FILE, read_course
+
+    course = read_course(lessons_dir)
+    if course is None:
+        return None
+    chapters = [c for c in course.chapters if c.lines]
+    if not chapters:
+        raise ScaffoldError(
+            f"{course.path} has no chapter with a list of lessons to add {lesson_id!r} to: "
+            "add it under a chapter's `lessons:` yourself"
+        )
+    last = chapters[-1].lines[-1]
+    lines = course.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    item = lines[last - 1]
+    indent = item[: len(item) - len(item.lstrip())]
+    if not item.lstrip().startswith("- "):
+        raise ScaffoldError(
+            f"{course.path}:{last}: the chapter's lessons are not a `- id` list a line: "
+            f"add {lesson_id!r} to {COURSE_FILE} yourself"
+        )
+    if not item.endswith("\n"):
+        lines[last - 1] = item + "\n"
+    lines.insert(last, f"{indent}- {lesson_id}\n")
+    course.path.write_text("".join(lines), encoding="utf-8")
+    return course.path

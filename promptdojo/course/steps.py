@@ -15,6 +15,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
+from promptdojo.course.links import collect_links, mark_headings
 from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import load_mapping
@@ -206,6 +207,7 @@ def parse_step(
                         did_you_mean(key, STEP_KEYS),
                     )
         tokens = tokens[1:]
+    headings, links = mark_headings(tokens), collect_links(tokens, path)
     title = meta.get("title")
     if not title:
         if not front_matter_failed:  # else its mistake was reported
@@ -346,4 +348,6 @@ def parse_step(
         parts=tuple(parts),
         setup=tuple(setup),
         exercises=tuple(exercises.values()),
+        links=links,
+        headings=headings,
     )

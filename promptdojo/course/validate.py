@@ -1,14 +1,26 @@
-"""``promptdojo validate``: find lesson folders under the given paths and report every mistake."""
+"""``promptdojo validate``: find lesson folders under the given paths and report every mistake.
+
+Besides each lesson's own mistakes: the course file's (``course.yaml``, when a folder of lessons
+holds one) and every link between lessons, steps, headings and cells whose target is missing.
+Lessons are parsed in parallel, in processes of their own, when there are many.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptdojo.course.links import check_links
 from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
+from promptdojo.course.outline import check_lessons, read_course
 from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
 from promptdojo.course.records import read_records
+
+#: Below this many lessons, starting worker processes costs more than it saves.
+PARALLEL_FROM = 16
 
 
 @dataclass
@@ -54,22 +66,72 @@ def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]
     return folders, problems
 
 
-def validate(paths: Iterable[Path]) -> ValidationResult:
-    """Load every lesson under ``paths``, collecting all diagnostics."""
-    folders, problems = lesson_folders(paths)
-    result = ValidationResult(diagnostics=problems)
-    for folder in folders:
-        try:
-            lesson = load_lesson(folder)
-        except LessonError as exc:
-            result.diagnostics += exc.diagnostics
-            continue
-        result.lessons.append(lesson)
-        for step in lesson.steps:
-            found = read_records(step)
-            if found.problem is None:
-                continue
+def _load(folder: Path) -> tuple[Lesson | None, list[Diagnostic], list[Diagnostic]]:
+    """One lesson, its errors, and its records' problems (as errors or warnings)."""
+    try:
+        lesson = load_lesson(folder)
+    except LessonError as exc:
+        return None, exc.diagnostics, []
+    errors, warnings = [], []
+    for step in lesson.steps:
+        found = read_records(step)
+        if found.problem is not None:
             # Conflict markers mean a merge left work undone: an error. Another broken record
             # is a warning: the step shows no recorded outputs until it is recorded again.
-            (result.diagnostics if found.conflict else result.warnings).append(found.problem)
+            (errors if found.conflict else warnings).append(found.problem)
+    return lesson, errors, warnings
+
+
+def _load_all(folders: list[Path], jobs: int | None):
+    if len(folders) < PARALLEL_FROM or (jobs or os.cpu_count() or 1) < 2:
+        return [_load(folder) for folder in folders]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(_load, folders, chunksize=max(1, len(folders) // 32)))
+
+
+def validate(paths: Iterable[Path], jobs: int | None = None) -> ValidationResult:
+    """Load every lesson under ``paths``, collecting all diagnostics; then check the course
+    files of the folders of lessons among them, and the links between lessons."""
+    paths = list(paths)
+    folders, problems = lesson_folders(paths)
+    result = ValidationResult(diagnostics=problems)
+    found: dict[str, Path] = {}
+    for folder, (lesson, errors, warnings) in zip(folders, _load_all(folders, jobs), strict=True):
+        result.diagnostics += errors
+        result.warnings += warnings
+        found[lesson.id if lesson is not None else folder.name] = folder
+        if lesson is not None:  # whole, if perhaps with a record holding conflict markers
+            result.lessons.append(lesson)
+    unread: set[str] = set()
+    for path in paths:
+        if path.is_dir() and not (path / LESSON_FILE).is_file():
+            course = read_course(path)
+            if course is not None:
+                result.diagnostics += course.problems
+                errors, warnings = check_lessons(course, found)
+                result.diagnostics += errors
+                result.warnings += warnings
+        else:  # one lesson: links into the others are for a run over the whole course
+            lesson_dir = path if path.is_dir() else path.parent
+            unread |= {folder.name for folder in discover(lesson_dir.parent)}
+    result.diagnostics += check_links(result.lessons, unread)
     return result
+
+
+def report(paths: Iterable[Path], echo: Callable[..., None]) -> int:
+    """Validate ``paths`` and print every problem, every warning and a summary line through
+    ``echo``; return the exit status (1 when there is a problem)."""
+    result = validate(paths)
+    for diagnostic in result.diagnostics:
+        echo(str(diagnostic))
+    for warning in result.warnings:
+        echo(f"warning: {warning}")
+    count = len(result.diagnostics)
+    lessons = len(result.lessons)
+    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
+    echo(
+        f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
+        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
+        err=bool(count),
+    )
+    return 1 if count else 0

@@ -21,6 +21,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from promptdojo import __version__
+from promptdojo.course.links import rewrite_links
 from promptdojo.course.parse import ParseCache
 from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
 from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
@@ -127,6 +128,14 @@ def create_app(settings: Settings) -> FastAPI:
         title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
     )
     app.state.settings = settings
+
+    def cells_of(lesson_id: str, number: int) -> set[str]:
+        lesson = app.state.catalog.lesson(lesson_id, dev)
+        step = lesson.step(number) if lesson is not None else None
+        return {cell.id for cell in step.cells} if step is not None else set()
+
+    # Course links in prose (lesson:ID/N#cell) as URLs below the base (promptdojo.course.links).
+    templates.env.filters["course_links"] = lambda text: rewrite_links(text, urls.step, cells_of)
     app.state.dev = dev
     app.state.urls = urls
     app.state.manifest = manifest

@@ -13,6 +13,8 @@ from promptdojo.course import (
     Location,
     discover,
 )
+from promptdojo.course.links import check_links
+from promptdojo.course.outline import Chapter, Course, check_lessons, implicit_course, read_course
 from promptdojo.course.parse import ParseCache, read_lesson
 from promptdojo.course.records import read_records, record_path
 from promptdojo.kernel import OUTPUT_CAP
@@ -61,6 +63,14 @@ class Catalog:
     pages: dict[tuple, CachedPage] = field(default_factory=dict)
     #: What the files were read into, kept across reloads (``serve --reload``).
     cache: ParseCache | None = None
+    #: The course's outline: ``course.yaml``'s, or one chapter of every folder in order.
+    course: Course = field(default_factory=lambda: implicit_course([]))
+    #: Every lesson id (a folder's name when it has none yet) in course order, listed first.
+    order: list[str] = field(default_factory=list)
+    #: Lesson folders by the id :attr:`order` gives them.
+    folders: dict[str, Path] = field(default_factory=dict)
+    #: Mistakes of the course as a whole: its course file, and links whose target is missing.
+    course_problems: list[Diagnostic] = field(default_factory=list)
 
     @classmethod
     def load(
@@ -107,7 +117,38 @@ class Catalog:
             catalog.lessons[lesson.id] = lesson
             catalog.drafts.pop(lesson.id, None)
             catalog._load_records(lesson)
+        catalog._outline(lessons_dir)
         return catalog
+
+    def _outline(self, lessons_dir: Path) -> None:
+        """The course order, and the problems of the course as a whole (logged)."""
+        ids = {lesson.path: lesson.id for lesson in (*self.drafts.values(), *self.lessons.values())}
+        for folder in discover(lessons_dir):
+            self.folders.setdefault(ids.get(folder, folder.name), folder)
+        course = read_course(lessons_dir)
+        if course is None:
+            self.course = implicit_course(list(self.folders))
+        else:
+            self.course = course
+            errors, _ = check_lessons(course, self.folders)
+            self.course_problems += [*course.problems, *errors]
+        listed = [lesson_id for lesson_id in self.course.order if lesson_id in self.folders]
+        self.order = listed + [lesson_id for lesson_id in self.folders if lesson_id not in listed]
+        self.course_problems += check_links(self.lessons.values())
+        for diagnostic in self.course_problems:
+            log.warning("course: %s", diagnostic)
+
+    def chapter_of(self, lesson_id: str) -> Chapter | None:
+        """The numbered chapter of course.yaml that lists ``lesson_id``."""
+        found = (c for c in self.course.chapters if lesson_id in c.lessons)
+        return next((c for c in found if c.number is not None), None)
+
+    def next_lesson(self, lesson_id: str) -> Lesson | None:
+        """The lesson after ``lesson_id`` in course order that learners can open."""
+        if lesson_id not in self.order:
+            return None
+        later = self.order[self.order.index(lesson_id) + 1 :]
+        return next((self.lessons[i] for i in later if i in self.lessons), None)
 
     def _load_records(self, lesson: Lesson) -> None:
         for step in lesson.steps:

@@ -29,6 +29,7 @@ from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.app import create_app
 from promptdojo.web.offline import course_config, service_worker_script
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+from promptdojo.web.search import SEARCH_URL
 from promptdojo.web.settings import Settings
 from promptdojo.web.static_host import headers_file
 from promptdojo.web.twins import twins_config
@@ -55,10 +56,11 @@ class ExportResult:
 
 
 def _fail_on_broken(app: FastAPI) -> None:
-    broken = app.state.catalog.broken
-    if broken:
-        lines = [str(d) for diagnostics in broken.values() for d in diagnostics]
-        raise ExportError("lessons with errors cannot be exported:\n" + "\n".join(lines))
+    catalog = app.state.catalog
+    lines = [str(d) for diagnostics in catalog.broken.values() for d in diagnostics]
+    lines += [str(d) for d in catalog.course_problems]
+    if lines:
+        raise ExportError("a course with errors cannot be exported:\n" + "\n".join(lines))
 
 
 def _select(app: FastAPI, wanted: Iterable[str]) -> None:
@@ -75,6 +77,10 @@ def _select(app: FastAPI, wanted: Iterable[str]) -> None:
     for lesson_id in list(lessons):
         if lesson_id not in wanted:
             del lessons[lesson_id]
+    folders = app.state.catalog.folders
+    for lesson_id in list(folders):
+        if lesson_id not in wanted:
+            del folders[lesson_id]
 
 
 def _wheels(app: FastAPI) -> dict[str, Path]:
@@ -144,7 +150,11 @@ async def _get(app: FastAPI, path: str) -> tuple[int, bytes]:
 def _pages(app: FastAPI) -> dict[str, bytes]:
     """Every page, rendered by the app's own routes, by its path in the export."""
     urls = app.state.urls
-    wanted = {"index.html": ("/", 200), "404.html": ("/404.html", 404)}
+    wanted = {
+        "index.html": ("/", 200),
+        "404.html": ("/404.html", 404),
+        SEARCH_URL.lstrip("/"): (SEARCH_URL, 200),
+    }
     lessons = sorted(app.state.catalog.lessons.values(), key=lambda lesson: lesson.id)
     for lesson in lessons:
         for step in lesson.steps:

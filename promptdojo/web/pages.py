@@ -23,8 +23,10 @@ from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_cod
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
+from promptdojo.web.course_map import course_map
 from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+from promptdojo.web.search import SEARCH_URL, search_documents
 from promptdojo.web.twins import twins_config
 
 router = APIRouter()
@@ -85,7 +87,9 @@ class CachedPage:
         return cls(body=body, gzipped=gzip.compress(body, 6, mtime=0), etag=f'"{digest}"')
 
 
-def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Response:
+def _cached_page(
+    request: Request, key: tuple, render: Callable[[], str], media: str = "text/html"
+) -> Response:
     """Serve the page ``key`` from the catalog's page cache, rendering it on first use."""
     pages = request.app.state.catalog.pages
     page = pages.get(key)
@@ -100,7 +104,7 @@ def _cached_page(request: Request, key: tuple, render: Callable[[], str]) -> Res
     if zipped:
         headers["content-encoding"] = "gzip"
     body = page.gzipped if zipped else page.body
-    return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+    return Response(body, media_type=f"{media}; charset=utf-8", headers=headers)
 
 
 def _render(request: Request, name: str, context: dict) -> str:
@@ -114,28 +118,39 @@ async def index(request: Request) -> Response:
     dev = request.app.state.dev
 
     def render() -> str:
-        lessons = sorted(catalog.lessons.values(), key=lambda lesson: lesson.id)
-        # In development, lessons with mistakes are listed apart, each linking to its steps;
-        # a folder the parser could not read at all is listed with its problems only.
-        drafts = sorted(catalog.drafts.values(), key=lambda lesson: lesson.id) if dev else []
-        draft_paths = {lesson.path for lesson in drafts}
-        broken = (
-            sorted((f, d) for f, d in catalog.broken.items() if f not in draft_paths) if dev else []
-        )
+        parts = course_map(catalog)
+        lessons = [catalog.lessons[i] for i in catalog.order if i in catalog.lessons]
         # Per lesson, [[step number, [exercise ids]], ...]: the page counts steps done from it.
         exercises_by_step = {
             lesson.id: [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
             for lesson in lessons
         }
         context = {
-            "lessons": lessons,
-            "drafts": drafts,
-            "broken": broken,
+            "course_title": catalog.course.title,
+            "parts": parts,
+            "folders": catalog.folders,
+            "available": lessons,
+            "course_problems": catalog.course_problems,
             "exercises_by_step": exercises_by_step,
+            "step_pattern": request.app.state.urls.step_pattern(),
+            "search_url": request.app.state.urls.of(SEARCH_URL),
+            "dev": dev,
         }
         return _render(request, "index.html", context)
 
     return _cached_page(request, ("index",), render)
+
+
+@router.api_route(SEARCH_URL, methods=READ_METHODS, include_in_schema=False)
+async def search(request: Request) -> Response:
+    """What the course search looks through (promptdojo.web.search), in course order."""
+    catalog = request.app.state.catalog
+
+    def render() -> str:
+        lessons = [catalog.lessons[i] for i in catalog.order if i in catalog.lessons]
+        return search_documents(lessons, request.app.state.urls).decode("utf-8")
+
+    return _cached_page(request, ("search",), render, "application/json")
 
 
 @router.api_route("/lessons/{lesson_id}", methods=READ_METHODS, include_in_schema=False)
@@ -224,6 +239,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # Only a lesson with mistakes (served in development) has any.
             "step_problems": step.problems,
             "lesson_problems": lesson.lesson_problems,
+            "next_lesson": state.catalog.next_lesson(lesson.id),
+            "chapter": state.catalog.chapter_of(lesson.id),
         }
         return _render(request, "step.html", context)
 

@@ -60,3 +60,7 @@ class Urls:
     def step(self, lesson_id: str, number: int) -> str:
         """A step page's URL."""
         return self.of(f"lessons/{lesson_id}/{number}") + ("/" if self.static_site else "")
+
+    def step_pattern(self) -> str:
+        """A step page's URL with ``{lesson}`` and ``{step}`` for the page's script to fill."""
+        return self.of("lessons/{lesson}/{step}") + ("/" if self.static_site else "")

@@ -26,7 +26,11 @@ def test_good_lesson_is_served_beside_a_broken_one(caplog: pytest.LogCaptureFixt
     assert c.get("/lessons/hello/1", headers=HTML).status_code == 200
     index = c.get("/", headers=HTML).text
     assert "Hello, Pyodide" in index
-    assert "broken" not in index
+    # Listed where it belongs, as unavailable, with neither a link nor its author's problems.
+    assert "A broken lesson" in index
+    assert "this lesson is being fixed" in index
+    assert 'href="/lessons/broken/1"' not in index
+    assert "01-a.md" not in index
     assert c.get("/lessons/broken/1", headers=HTML).status_code == 404
     assert any(
         "lesson left out" in r.getMessage() and "broken/01-a.md:7" in r.getMessage()
@@ -38,8 +42,9 @@ def test_dev_mode_shows_the_broken_lessons_errors() -> None:
     c = client(dev=True)
     assert c.get("/lessons/hello/1", headers=HTML).status_code == 200
     index = c.get("/", headers=HTML).text
-    assert "Lessons with errors" in index
     assert 'href="/lessons/broken/1"' in index
+    # Its card names each problem at FILE:LINE.
+    assert f"<code>{MIXED / 'broken' / '01-a.md'}:7</code>: Python syntax error" in index
     page = c.get("/lessons/broken/1", headers=HTML)
     assert page.status_code == 200
     assert f"{MIXED / 'broken' / '01-a.md'}:7" in page.text
@@ -78,7 +83,8 @@ def test_one_typo_in_step_3_leaves_steps_1_and_2_readable(tmp_path: Path) -> Non
     assert "Prose 3." in third.text  # the step itself is still shown under its problems
     index = c.get("/", headers=HTML).text
     assert "No lessons here yet" not in index
-    assert "No lesson is ready for learners yet" in index
+    assert "No lesson can be opened yet" in index
+    assert f"<code>{folder / 'spec' / '03-s3.md'}:9</code>" in index
     assert 'href="/lessons/spec/3">3</a>' in index
 
 
@@ -86,7 +92,11 @@ def test_a_lesson_with_a_broken_step_stays_hidden_from_learners(tmp_path: Path) 
     folder = _three_steps(tmp_path, typo_in_step_3=True)
     c = TestClient(create_app(Settings(lessons_dir=folder, dev=False)))
     assert c.get("/lessons/spec/1", headers=HTML).status_code == 404
-    assert "Speculative" not in c.get("/", headers=HTML).text
+    index = c.get("/", headers=HTML).text
+    assert "No lessons here yet" not in index  # the folder is there: it is being fixed
+    assert "Speculative" in index
+    assert "this lesson is being fixed" in index
+    assert 'href="/lessons/spec/1"' not in index
 
 
 def test_a_broken_lesson_yaml_shows_on_every_step(tmp_path: Path) -> None:

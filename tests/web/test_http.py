@@ -45,6 +45,7 @@ def served_urls(app) -> list[str]:
     return [
         "/",
         "/lessons/hello/1",
+        "/search.json",
         "/healthz",
         "/sw.js",
         "/assets/" + state.manifest.url("worker.js").removeprefix("/assets/"),
@@ -70,7 +71,7 @@ def test_every_route_that_answers_get_answers_head(app) -> None:
     every = [*app.routes, *pages.router.routes, *pyodide_files.router.routes]
     every += offline.router.routes
     routes = [r for r in every if isinstance(r, APIRoute) and "GET" in r.methods]
-    assert len(routes) == 8
+    assert len(routes) == 9  # search.json among them
     assert [r.path for r in routes if "HEAD" not in r.methods] == []
 
 
