@@ -59,10 +59,12 @@ def collect_links(tokens: Iterable[Token], path) -> tuple[Link, ...]:
     """The course links of ``tokens`` (a step's prose and hints), each with its line."""
     links: list[Link] = []
     for token in tokens:
+        line = token.map[0] + 1 if token.map else None
         for child in token.children or ():
+            if child.type in ("softbreak", "hardbreak") and line is not None:
+                line += 1
             href = child.attrGet("href") if child.type == "link_open" else None
             if isinstance(href, str) and COURSE_LINK.fullmatch(href):
-                line = token.map[0] + 1 if token.map else None
                 links.append(Link(href, Location(path, line)))
     return tuple(links)
 
