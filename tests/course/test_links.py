@@ -1,4 +1,4 @@
-"""Links between lessons, steps, headings and cells: checked at FILE:LINE, written below any base."""
+"""Links between lessons, steps, headings and cells: checked at FILE:LINE, moved below a base."""
 
 from __future__ import annotations
 
