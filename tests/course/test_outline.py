@@ -69,7 +69,7 @@ def test_unknown_keys_and_a_chapter_without_a_number_are_reported(tmp_path: Path
         "title: T\nparts:\n  - title: P\n    chapter:\n      - title: x\n"
     )
     found = [str(d) for d in validate([lessons]).diagnostics]
-    assert any(f"course.yaml:4: unknown key 'chapter' in a part: did you mean" in f for f in found)
+    assert any("course.yaml:4: unknown key 'chapter' in a part: did you mean" in f for f in found)
 
 
 def test_new_lists_the_new_lesson_in_the_course_file(tmp_path: Path) -> None:
@@ -86,7 +86,8 @@ def test_new_lists_the_new_lesson_in_the_course_file(tmp_path: Path) -> None:
 
 def test_the_shipped_course_lists_its_lesson_in_chapter_44() -> None:
     course = read_course(Path(__file__).resolve().parents[2] / "lessons")
-    assert course is not None and course.problems == ()
+    assert course is not None
+    assert course.problems == ()
     assert [(c.number, c.lessons) for c in course.chapters] == [
         (44, ("decoding-kv-cache-quantization",))
     ]
