@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from promptdojo.checking.scope import CHANGED_HELP, SHARD_HELP
 from promptdojo.pyodide.snapshot import DEFAULT_SNAPSHOT_CACHE, SnapshotError
 
 app = typer.Typer(
@@ -308,6 +309,8 @@ def check(
             "outputs and records.",
         ),
     ] = None,
+    changed: Annotated[str | None, typer.Option(metavar="REF", help=CHANGED_HELP)] = None,
+    shard: Annotated[str | None, typer.Option(metavar="I/N", help=SHARD_HELP)] = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
 
@@ -317,8 +320,15 @@ def check(
     (a package missing from the cache under --pyodide).
     """
     from promptdojo.checking.console import run_check
+    from promptdojo.checking.scope import ScopeError, scope
     from promptdojo.pyodide.release import Release, ReleaseError
 
+    try:
+        runtime = "pyodide" if pyodide or pyodide_dir else "cpython"
+        paths = scope(paths or [Path("lessons")], changed, shard, runtime)
+    except ScopeError as exc:  # a mistake (exit 2), or nothing to check (exit 0)
+        typer.echo(str(exc), err=bool(exc.code))
+        raise typer.Exit(exc.code) from None
     release = None
     if pyodide_dir is not None:
         try:
@@ -328,7 +338,7 @@ def check(
             raise typer.Exit(2) from None
     try:
         code = run_check(
-            paths or [Path("lessons")],
+            paths,
             jobs=jobs,
             junit_xml=junit_xml,
             record=record,
@@ -354,20 +364,15 @@ def new(
     chapter: Annotated[str, typer.Option(help="Its chapter line.")] = "",
 ) -> None:
     """Create a new lesson with a first step that validates."""
-    from promptdojo.course.scaffold import ScaffoldError, add_to_course, new_lesson
+    from promptdojo.course.scaffold import ScaffoldError, new_course_lesson
 
     try:
-        folder = new_lesson(lessons_dir, lesson_id, title=title, chapter=chapter)
+        folder, listed = new_course_lesson(lessons_dir, lesson_id, title=title, chapter=chapter)
     except ScaffoldError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     for path in sorted(folder.iterdir()):
         typer.echo(f"created {path}")
-    try:
-        listed = add_to_course(lessons_dir, lesson_id)
-    except ScaffoldError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
     if listed is not None:
         typer.echo(f"listed {lesson_id} in {listed}")
 

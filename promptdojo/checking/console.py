@@ -83,7 +83,22 @@ def run_check(
 
         kwargs = {"run_step": run_step} if run_step is not None else {}
         result = check(paths, jobs=jobs, on_step=on_step, on_warning=echo, **kwargs)
+    if record:
+        _keep_times(result, "pyodide" if in_pyodide else "cpython", echo)
     return _finish(result, junit_xml, record, check_outputs, echo, slow_warnings=in_pyodide)
+
+
+def _keep_times(result: CheckResult, runtime: str, echo: Callable[[str], None]) -> None:
+    """Each step's wall time, for ``--shard`` to balance by (promptdojo.checking.scope)."""
+    from promptdojo.checking.scope import write_times
+
+    by_dir: dict[Path, dict[str, float]] = {}
+    for step in result.steps:
+        if step.selected is None:  # a whole step ran
+            times = by_dir.setdefault(step.lesson.path.parent, {})
+            times[f"{step.lesson.path.name}/{step.step.path.name}"] = step.seconds
+    for folder, times in by_dir.items():
+        echo(f"step times kept in {write_times(folder, runtime, times)}")
 
 
 def _with_progress(paths: list[Path], jobs: int | None, run_step) -> CheckResult:

@@ -155,3 +155,12 @@ def add_to_course(lessons_dir: Path, lesson_id: str) -> Path | None:
     lines.insert(last, f"{indent}- {lesson_id}\n")
     course.path.write_text("".join(lines), encoding="utf-8")
     return course.path
+
+
+def new_course_lesson(
+    lessons_dir: Path, lesson_id: str, title: str = "", chapter: str = ""
+) -> tuple[Path, Path | None]:
+    """:func:`new_lesson`, then :func:`add_to_course`: the folder, and the course file that
+    lists it now (``None`` without one)."""
+    folder = new_lesson(lessons_dir, lesson_id, title=title, chapter=chapter)
+    return folder, add_to_course(lessons_dir, lesson_id)
