@@ -71,9 +71,7 @@ def changed_files(ref: str, cwd: Path) -> list[Path]:
     return [(top / name).resolve() for name in names if name]
 
 
-def changed_lessons(
-    folders: list[Path], ref: str, library: list[Path] | None = None
-) -> list[Path]:
+def changed_lessons(folders: list[Path], ref: str, library: list[Path] | None = None) -> list[Path]:
     """The lesson ``folders`` with a file changed since ``ref``; all of them when a file of
     ``library`` (by default the learner library and the kernel) changed."""
     if not folders:

@@ -81,3 +81,26 @@ def test_the_command_prints_warnings_and_fails_only_on_errors(tmp_path: Path) ->
     done = CliRunner().invoke(app, ["validate", str(folder)])
     assert done.exit_code == 1
     assert f"{folder}/recorded/01-where-am-i.json:2: the record has merge-conflict" in done.output
+
+
+def test_validate_reuses_the_lessons_that_did_not_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from promptdojo.course import validate as validation
+    from tests.support.course import make_course
+
+    lessons = make_course(tmp_path)
+    cache = tmp_path / "parsed"
+    assert validation.validate([lessons], cache=cache).ok
+    parsed: list[Path] = []
+    real = validation._load
+    monkeypatch.setattr(validation, "_load", lambda folder: parsed.append(folder) or real(folder))
+    again = validation.validate([lessons], cache=cache)
+    assert again.ok
+    assert [lesson.id for lesson in again.lessons] == ["hello", "knobs"]
+    assert parsed == []  # nothing changed: nothing parsed
+    step = lessons / "knobs" / "02-next.md"
+    step.write_text(step.read_text() + "\n```python\nif x\n```\n")
+    changed = validation.validate([lessons], cache=cache)
+    assert parsed == [lessons / "knobs"]  # only the lesson whose file changed
+    assert [d.location.path for d in changed.diagnostics] == [step]
