@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from promptdojo.cli import app
