@@ -177,7 +177,8 @@ def create_app(settings: Settings) -> FastAPI:
         def reload_catalog(changed: set[Path]) -> None:
             """In a worker thread: re-read what changed; pages switch to the new catalog whole."""
             parsed.forget(changed)
-            app.state.catalog = Catalog.load(lessons_dir, lock, parsed)
+            previous = app.state.catalog
+            app.state.catalog = Catalog.load(lessons_dir, lock, parsed, previous, changed)
 
         live = LiveReload(lessons_dir, reload_catalog)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -71,6 +72,8 @@ class Catalog:
     folders: dict[str, Path] = field(default_factory=dict)
     #: Mistakes of the course as a whole: its course file, and links whose target is missing.
     course_problems: list[Diagnostic] = field(default_factory=list)
+    #: What each folder was read into (a lesson, or the parser's failure), for the next reload.
+    read: dict[Path, Lesson | Exception] = field(default_factory=dict)
 
     @classmethod
     def load(
@@ -78,11 +81,15 @@ class Catalog:
         lessons_dir: Path,
         lock: Lock | Literal["default"] | None = "default",
         cache: ParseCache | None = None,
+        previous: Catalog | None = None,
+        changed: set[Path] | None = None,
     ) -> Catalog:
         """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others.
 
         ``lock`` is the served Pyodide's lock, against which lesson packages are checked. With a
-        ``cache`` (a reload's), only the step and record files that changed are read again.
+        ``cache`` (a reload's), only the step and record files that changed are read again; with
+        the ``previous`` catalog and the paths ``changed`` since, a lesson folder none of them is
+        in is not even looked at again.
         """
         catalog = cls()
         catalog.cache = cache
@@ -92,12 +99,20 @@ class Catalog:
                 "your lessons, e.g. `promptdojo serve lessons/`"
             )
         for folder in discover(lessons_dir):
-            try:
-                lesson = read_lesson(folder, lock, cache)
-            except Exception as exc:  # a parser bug must not take the other lessons down
-                log.exception("lesson left out: %s: the parser failed", folder)
+            known = previous.read.get(folder) if previous is not None else None
+            reused = known is not None and changed is not None and not _touched(folder, changed)
+            if reused:
+                lesson = known
+            else:
+                try:
+                    lesson = read_lesson(folder, lock, cache)
+                except Exception as exc:  # a parser bug must not take the other lessons down
+                    log.exception("lesson left out: %s: the parser failed", folder)
+                    lesson = exc
+            catalog.read[folder] = lesson
+            if isinstance(lesson, Exception):
                 catalog.broken[folder] = [
-                    Diagnostic(Location(folder), f"the lesson parser failed: {exc!r}")
+                    Diagnostic(Location(folder), f"the lesson parser failed: {lesson!r}")
                 ]
                 continue
             if lesson.problems:
@@ -106,7 +121,7 @@ class Catalog:
                     log.warning("lesson left out: %s", diagnostic)
                 if lesson.id not in catalog.lessons and lesson.id not in catalog.drafts:
                     catalog.drafts[lesson.id] = lesson
-                    catalog._load_records(lesson)
+                    catalog._load_records(lesson, previous if reused else None)
                 continue
             if lesson.id in catalog.lessons:
                 other = catalog.lessons[lesson.id].path
@@ -116,7 +131,7 @@ class Catalog:
                 continue
             catalog.lessons[lesson.id] = lesson
             catalog.drafts.pop(lesson.id, None)
-            catalog._load_records(lesson)
+            catalog._load_records(lesson, previous if reused else None)
         catalog._outline(lessons_dir)
         return catalog
 
@@ -150,7 +165,14 @@ class Catalog:
         later = self.order[self.order.index(lesson_id) + 1 :]
         return next((self.lessons[i] for i in later if i in self.lessons), None)
 
-    def _load_records(self, lesson: Lesson) -> None:
+    def _load_records(self, lesson: Lesson, previous: Catalog | None = None) -> None:
+        """Each step's recorded outputs: the ``previous`` catalog's, when it has them all."""
+        if previous is not None and all(
+            (lesson.id, s.number) in previous.records for s in lesson.steps
+        ):
+            for step in lesson.steps:
+                self.records[(lesson.id, step.number)] = previous.records[(lesson.id, step.number)]
+            return
         for step in lesson.steps:
             found = (
                 self.cache.remember(record_path(step), None, lambda step=step: read_records(step))
@@ -169,3 +191,9 @@ class Catalog:
         if found is None and dev:
             found = self.drafts.get(lesson_id)
         return found
+
+
+def _touched(folder: Path, changed: set[Path]) -> bool:
+    """Whether a path of ``changed`` is in ``folder``, is it, or holds it."""
+    inside, holder = str(folder) + os.sep, str(folder)
+    return any(str(p).startswith(inside) or holder.startswith(str(p)) for p in changed)

@@ -39,3 +39,27 @@ def test_a_second_lesson_with_the_same_id_is_left_out(tmp_path: Path) -> None:
 def test_a_missing_lessons_folder_says_what_to_pass(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="promptdojo serve lessons/"):
         Catalog.load(tmp_path / "nowhere")
+
+
+def test_a_reload_reads_only_the_lesson_whose_file_changed(tmp_path: Path) -> None:
+    from promptdojo.course.parse import ParseCache
+    from tests.support.course import make_course
+
+    lessons = make_course(tmp_path)
+    cache = ParseCache()
+    first = Catalog.load(lessons, "default", cache)
+    step = lessons / "knobs" / "02-next.md"
+    step.write_text(step.read_text() + "\nA new sentence.\n")
+    cache.forget({step})
+    second = Catalog.load(lessons, "default", cache, first, {step})
+    assert second.lessons["hello"] is first.lessons["hello"]  # not looked at again
+    assert second.records[("hello", 1)] is first.records[("hello", 1)]
+    assert second.lessons["knobs"] is not first.lessons["knobs"]
+    html = "".join(p.html for p in second.lessons["knobs"].steps[1].parts if hasattr(p, "html"))
+    assert "A new sentence." in html
+    # A change to course.yaml re-reads the outline, and no lesson.
+    course = lessons / "course.yaml"
+    course.write_text(course.read_text().replace("A test course", "Renamed"))
+    third = Catalog.load(lessons, "default", cache, second, {course})
+    assert third.course.title == "Renamed"
+    assert third.lessons["knobs"] is second.lessons["knobs"]
