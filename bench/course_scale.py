@@ -80,12 +80,12 @@ def bench_validate(lessons: Path, work: Path) -> dict:
     return {"cold_s": round(cold, 2), "unchanged_s": round(warm, 2)}
 
 
-def _wait_for_reload(url: str, saved: float, timeout: float = 30.0) -> float:
-    """Read the live stream until ``reload``; the seconds since ``saved``."""
+def _wait_for_reload(url: str, saved: list[float], timeout: float = 30.0) -> float:
+    """Read the live stream until ``reload``; the seconds since ``saved[0]``."""
     with urllib.request.urlopen(url + "/_live", timeout=timeout) as stream:
         for raw in stream:
             if raw.startswith(b"data: reload"):
-                return time.perf_counter() - saved
+                return time.perf_counter() - saved[0]
     raise RuntimeError("the live stream ended without a reload")
 
 
@@ -100,13 +100,8 @@ def bench_reload(lessons: Path, work: Path, runs: int = 5) -> dict:
         urllib.request.urlopen(page).read()
         for run in range(runs):
             marker = f"Saved edit number {run}."
-            found: dict[str, float] = {}
             saved = [0.0]
-
-            def listen() -> None:
-                found["reload"] = _wait_for_reload(server.url, saved[0])
-
-            listener = threading.Thread(target=listen)
+            listener = threading.Thread(target=_wait_for_reload, args=(server.url, saved))
             listener.start()
             time.sleep(0.5)  # the stream is open
             text = step.read_text()
