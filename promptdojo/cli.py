@@ -143,6 +143,7 @@ def serve(
     ] = "info",
 ) -> None:
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT (beyond it: docs/deploying.md)."""
+    from promptdojo.course.bulk import DEFAULT_PARSED_CACHE
     from promptdojo.pyodide.cache import DEFAULT_UPSTREAM
     from promptdojo.pyodide.release import ReleaseError
     from promptdojo.web.app import create_app
@@ -161,6 +162,7 @@ def serve(
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
         compressed_cache_dir=compressed_cache.resolve(),
+        parsed_cache_dir=DEFAULT_PARSED_CACHE.resolve(),
     )
     try:
         application = create_app(settings)

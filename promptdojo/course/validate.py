@@ -9,26 +9,16 @@ whose files changed since (nor the parser, nor the pinned Pyodide) is not parsed
 
 from __future__ import annotations
 
-import hashlib
-import os
-import pickle
-import sys
-import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptdojo.course.bulk import DEFAULT_PARSED_CACHE, parse_many
 from promptdojo.course.links import check_links
 from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
 from promptdojo.course.outline import check_lessons, read_course
 from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
 from promptdojo.course.records import read_records
-
-#: Below this many lessons, starting worker processes costs more than it saves.
-PARALLEL_FROM = 16
-#: Where what each lesson was parsed into is kept, relative to the working folder.
-DEFAULT_PARSED_CACHE = Path(".cache/parsed")
 
 
 @dataclass
@@ -90,82 +80,6 @@ def _load(folder: Path) -> tuple[Lesson | None, list[Diagnostic], list[Diagnosti
     return lesson, errors, warnings
 
 
-def _parser_version() -> str:
-    """What the parse depends on besides the lesson's files: the authoring code and the pinned
-    lock (their sizes and modification times), and this Python."""
-    import promptdojo.course
-    from promptdojo.pyodide.lock import Lock
-
-    digest = hashlib.sha256(repr(sys.version_info).encode())
-    course = Path(promptdojo.course.__file__).parent
-    # The course room, and the kernel's rules for controls that it validates with.
-    for path in [
-        *sorted(course.glob("*.py")),
-        course.parent / "ui.py",
-        course.parent / "kernel.py",
-    ]:
-        info = path.stat()
-        digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
-    digest.update(Lock.pinned().version.encode())
-    return digest.hexdigest()
-
-
-def _identity(folder: Path, version: str) -> str:
-    """A name for the state of ``folder``'s files (each one's inode, size and times)."""
-    digest = hashlib.sha256(f"{folder.resolve()}\0{version}".encode())
-    for path in sorted([*folder.iterdir(), *folder.glob("recorded/*")]):
-        try:
-            info = path.stat()
-        except OSError:
-            continue
-        stamp = (path.name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        digest.update(repr(stamp).encode())
-    return digest.hexdigest()[:40]
-
-
-def _load_cached(folder: Path, cache: Path | None, version: str):
-    if cache is None:
-        return _load(folder)
-    kept = cache / f"{_identity(folder, version)}.pickle"
-    try:
-        return pickle.loads(kept.read_bytes())
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError):
-        pass
-    made = _load(folder)
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=cache, delete=False, suffix=".tmp") as out:
-            out.write(pickle.dumps(made))
-        os.replace(out.name, kept)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
-    return made
-
-
-def _load_all(folders: list[Path], jobs: int | None, cache: Path | None):
-    version = _parser_version() if cache is not None else ""
-    if cache is not None:  # the lessons parsed before, unchanged, are read from the cache
-        ready = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
-    else:
-        ready = {}
-    todo = [f for f in folders if f not in ready]
-    if len(todo) < PARALLEL_FROM or (jobs or os.cpu_count() or 1) < 2:
-        made = [_load_cached(folder, cache, version) for folder in todo]
-    else:
-        with ProcessPoolExecutor(jobs) as pool:
-            args = ([cache] * len(todo), [version] * len(todo))
-            made = list(pool.map(_load_cached, todo, *args, chunksize=max(1, len(todo) // 32)))
-    ready.update(zip(todo, made, strict=True))
-    return [ready[folder] for folder in folders]
-
-
-def _kept(folder: Path, cache: Path, version: str):
-    try:
-        return pickle.loads((cache / f"{_identity(folder, version)}.pickle").read_bytes())
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError):
-        return None
-
-
 def validate(
     paths: Iterable[Path], jobs: int | None = None, cache: Path | None = None
 ) -> ValidationResult:
@@ -176,7 +90,7 @@ def validate(
     folders, problems = lesson_folders(paths)
     result = ValidationResult(diagnostics=problems)
     found: dict[str, Path] = {}
-    loaded = _load_all(folders, jobs, cache)
+    loaded = parse_many(_load, folders, jobs, cache)
     for folder, (lesson, errors, warnings) in zip(folders, loaded, strict=True):
         result.diagnostics += errors
         result.warnings += warnings

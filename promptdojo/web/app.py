@@ -160,7 +160,9 @@ def create_app(settings: Settings) -> FastAPI:
     )
     # Under --reload, what each file was parsed into is kept: a change re-reads that file only.
     parsed = ParseCache() if settings.reload else None
-    app.state.catalog = Catalog.load(lessons_dir, lock, parsed)
+    app.state.catalog = Catalog.load(
+        lessons_dir, lock, parsed, parsed_dir=settings.parsed_cache_dir
+    )
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
     app.state.core_dir = core

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -14,6 +15,7 @@ from promptdojo.course import (
     Location,
     discover,
 )
+from promptdojo.course.bulk import parse_many
 from promptdojo.course.links import check_links
 from promptdojo.course.outline import Chapter, Course, check_lessons, implicit_course, read_course
 from promptdojo.course.parse import ParseCache, read_lesson
@@ -83,13 +85,15 @@ class Catalog:
         cache: ParseCache | None = None,
         previous: Catalog | None = None,
         changed: set[Path] | None = None,
+        parsed_dir: Path | None = None,
     ) -> Catalog:
         """Parse every lesson under ``lessons_dir``; a broken lesson never hides the others.
 
         ``lock`` is the served Pyodide's lock, against which lesson packages are checked. With a
         ``cache`` (a reload's), only the step and record files that changed are read again; with
         the ``previous`` catalog and the paths ``changed`` since, a lesson folder none of them is
-        in is not even looked at again.
+        in is not even looked at again. A first load reads many lessons in parallel, through the
+        ``parsed_dir`` cache that ``validate`` fills too (promptdojo.course.bulk).
         """
         catalog = cls()
         catalog.cache = cache
@@ -98,17 +102,24 @@ class Catalog:
                 f"lessons folder {lessons_dir} does not exist: pass the folder that holds "
                 "your lessons, e.g. `promptdojo serve lessons/`"
             )
-        for folder in discover(lessons_dir):
-            known = previous.read.get(folder) if previous is not None else None
-            reused = known is not None and changed is not None and not _touched(folder, changed)
-            if reused:
-                lesson = known
+        folders = discover(lessons_dir)
+        if lock == "default":
+            lock = Lock.pinned()
+        first: dict[Path, Lesson | Exception] = {}
+        if previous is None:  # a ParseCache cannot go to another process: read here then
+            salt = lock.version if lock is not None else "no lock"
+            work = partial(_read, lock=lock, cache=cache)
+            jobs = 1 if cache is not None else None
+            read = parse_many(work, folders, jobs=jobs, cache=parsed_dir, salt=salt)
+            first = dict(zip(folders, read, strict=True))
+        for folder in folders:
+            if previous is None:
+                lesson, reused = first[folder], False
             else:
-                try:
-                    lesson = read_lesson(folder, lock, cache)
-                except Exception as exc:  # a parser bug must not take the other lessons down
-                    log.exception("lesson left out: %s: the parser failed", folder)
-                    lesson = exc
+                known = previous.read.get(folder)
+                touched = changed is None or _touched(folder, changed)
+                reused = known is not None and not touched
+                lesson = known if known is not None and not touched else _read(folder, lock, cache)
             catalog.read[folder] = lesson
             if isinstance(lesson, Exception):
                 catalog.broken[folder] = [
@@ -197,3 +208,12 @@ def _touched(folder: Path, changed: set[Path]) -> bool:
     """Whether a path of ``changed`` is in ``folder``, is it, or holds it."""
     inside, holder = str(folder) + os.sep, str(folder)
     return any(str(p).startswith(inside) or holder.startswith(str(p)) for p in changed)
+
+
+def _read(folder: Path, lock: Lock | None, cache: ParseCache | None = None) -> Lesson | Exception:
+    """The lesson in ``folder``, or the parser's failure (which must not take the others down)."""
+    try:
+        return read_lesson(folder, lock, cache)
+    except Exception as exc:
+        log.exception("lesson left out: %s: the parser failed", folder)
+        return exc

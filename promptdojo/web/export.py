@@ -23,6 +23,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from promptdojo.course.bulk import DEFAULT_PARSED_CACHE
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.lock import PackageError
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS
@@ -267,6 +268,8 @@ def export_site(
     out = out.resolve()
     _check_out(out)
     settings = replace(settings, base_url=base, static_site=True, package_upstream=None)
+    if settings.parsed_cache_dir is None:  # what `validate` read, if it ran before
+        settings = replace(settings, parsed_cache_dir=DEFAULT_PARSED_CACHE.resolve())
     app = create_app(settings)
     _fail_on_broken(app)
     _select(app, lessons)

@@ -28,6 +28,9 @@ class Settings:
     #: Where compressed copies of an unpacked release's files are kept (``None``: sent as they
     #: are); the export's compressed copies come from here too.
     compressed_cache_dir: Path | None = None
+    #: Where what each lesson was read into is kept across runs (``validate`` keeps it there
+    #: too); ``None``: read every lesson at start (promptdojo.course.bulk).
+    parsed_cache_dir: Path | None = None
     #: Folder of built front-end assets; ``None`` means the copy shipped with the package.
     assets_dir: Path | None = None
     #: The path every URL in pages starts with (``/course/`` for a static export below a path).

@@ -94,8 +94,10 @@ def test_validate_reuses_the_lessons_that_did_not_change(
     cache = tmp_path / "parsed"
     assert validation.validate([lessons], cache=cache).ok
     parsed: list[Path] = []
-    real = validation._load
-    monkeypatch.setattr(validation, "_load", lambda folder: parsed.append(folder) or real(folder))
+    real = validation.load_lesson
+    monkeypatch.setattr(
+        validation, "load_lesson", lambda folder: parsed.append(folder) or real(folder)
+    )
     again = validation.validate([lessons], cache=cache)
     assert again.ok
     assert [lesson.id for lesson in again.lessons] == ["hello", "knobs"]

@@ -45,7 +45,6 @@ def served_urls(app) -> list[str]:
     return [
         "/",
         "/lessons/hello/1",
-        "/search.json",
         "/healthz",
         "/sw.js",
         "/assets/" + state.manifest.url("worker.js").removeprefix("/assets/"),
@@ -53,6 +52,7 @@ def served_urls(app) -> list[str]:
         f"/bundle/{state.bundle.filename}",
         f"/snapshot/{state.snapshot.filename}",
         f"/packages/{TINYPKG}",
+        "/search.json",
     ]
 
 

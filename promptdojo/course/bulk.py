@@ -1,0 +1,116 @@
+"""Many lesson folders read at once: in parallel processes when there are many, and through a
+cache folder that keeps what each folder was read into, so a folder none of whose files changed
+(nor the parser, nor the lock it is read against) is not read again.
+
+``validate``, the server and ``export`` share it: after one of them has read a course, the others
+start from what it kept (``.cache/parsed/`` by default, beside the other caches).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: Below this many folders, starting worker processes costs more than it saves.
+PARALLEL_FROM = 16
+#: Where what each lesson was read into is kept, relative to the working folder.
+DEFAULT_PARSED_CACHE = Path(".cache/parsed")
+_BROKEN = (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError)
+
+
+def _parser_version(salt: str) -> str:
+    """What the parse depends on besides the lesson's files: the authoring code and the pinned
+    lock (their sizes and modification times), and this Python."""
+    import promptdojo.course
+    from promptdojo.pyodide.lock import Lock
+
+    digest = hashlib.sha256(repr(sys.version_info).encode())
+    course = Path(promptdojo.course.__file__).parent
+    # The course room, and the kernel's rules for controls that it validates with.
+    for path in [
+        *sorted(course.glob("*.py")),
+        course.parent / "ui.py",
+        course.parent / "kernel.py",
+    ]:
+        info = path.stat()
+        digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    digest.update(Lock.pinned().version.encode())
+    digest.update(salt.encode())
+    return digest.hexdigest()
+
+
+def _identity(folder: Path, version: str) -> str:
+    """A name for the state of ``folder``'s files (each one's inode, size and times)."""
+    digest = hashlib.sha256(f"{folder.resolve()}\0{version}".encode())
+    for path in sorted([*folder.iterdir(), *folder.glob("recorded/*")]):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stamp = (path.name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        digest.update(repr(stamp).encode())
+    return digest.hexdigest()[:40]
+
+
+def _read_cached(work: Callable[[Path], T], folder: Path, cache: Path | None, version: str) -> T:
+    if cache is None:
+        return work(folder)
+    kept = cache / f"{_identity(folder, version)}.pickle"
+    try:
+        return pickle.loads(kept.read_bytes())
+    except _BROKEN:
+        pass
+    made = work(folder)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=cache, delete=False, suffix=".tmp") as out:
+            out.write(pickle.dumps(made))
+        os.replace(out.name, kept)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    return made
+
+
+def parse_many(
+    work: Callable[[Path], T],
+    folders: list[Path],
+    jobs: int | None = None,
+    cache: Path | None = None,
+    salt: str = "",
+) -> list[T]:
+    """``work(folder)`` for each of ``folders``, in order: from ``cache`` where it kept the
+    result for the folder's files as they are, else made, in worker processes when many are to
+    be made. ``work`` must be picklable (a module's function, or a partial of one); ``salt``
+    names whatever else it depends on (the lock it reads against, say)."""
+    name = getattr(getattr(work, "func", work), "__qualname__", "")
+    version = _parser_version(f"{name}\0{salt}") if cache is not None else ""
+    if cache is not None:  # the folders read before, unchanged, come from the cache
+        ready = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
+    else:
+        ready = {}
+    todo = [f for f in folders if f not in ready]
+    if len(todo) < PARALLEL_FROM or (jobs or os.cpu_count() or 1) < 2:
+        made = [_read_cached(work, folder, cache, version) for folder in todo]
+    else:
+        one = partial(_read_cached, work, cache=cache, version=version)
+        with ProcessPoolExecutor(jobs) as pool:
+            made = list(pool.map(one, todo, chunksize=max(1, len(todo) // 32)))
+    ready.update(zip(todo, made, strict=True))
+    return [ready[folder] for folder in folders]
+
+
+def _kept(folder: Path, cache: Path, version: str):
+    try:
+        return pickle.loads((cache / f"{_identity(folder, version)}.pickle").read_bytes())
+    except _BROKEN:
+        return None
