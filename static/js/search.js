@@ -28,21 +28,35 @@ function resultItem(result) {
   return item;
 }
 
-/** Wire the index page's search box to the course's documents. */
-export async function startSearch(root) {
+async function loadIndex(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return buildIndex(await response.json());
+}
+
+/**
+ * Wire the index page's search box to the course's documents, fetched and indexed when the
+ * learner first focuses the box or types (a big course's documents weigh megabytes).
+ */
+export function startSearch(root) {
   const box = root.querySelector("input[type=search]");
   const list = root.querySelector(".search-results");
   const summary = root.querySelector(".search-summary");
   root.querySelector("form").addEventListener("submit", (event) => event.preventDefault());
+  let loading = null;
   let index = null;
-  try {
-    const response = await fetch(root.dataset.index);
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    index = buildIndex(await response.json());
-  } catch (error) {
-    console.warn("course search is unavailable:", error);
-    return;
-  }
+  const load = () => {
+    loading ??= loadIndex(root.dataset.index).then(
+      (made) => {
+        index = made;
+        show();
+      },
+      (error) => {
+        summary.textContent = "Search is unavailable: the course's search file did not load.";
+        console.warn("course search is unavailable:", error);
+      },
+    );
+  };
   root.hidden = false;
   const show = () => {
     const query = box.value.trim();
@@ -51,12 +65,18 @@ export async function startSearch(root) {
       summary.textContent = "";
       return;
     }
+    if (!index) {
+      summary.textContent = "Loading the course's search…";
+      load();
+      return;
+    }
     const results = index.search(query);
     list.append(...results.slice(0, SHOWN).map(resultItem));
     summary.textContent = results.length
       ? `${results.length} section${results.length === 1 ? "" : "s"} match “${query}”`
       : `Nothing matches “${query}”`;
   };
+  box.addEventListener("focus", load);
   box.addEventListener("input", show);
   box.addEventListener("keydown", (event) => {
     if (event.key === "Enter") list.querySelector("a")?.click();
