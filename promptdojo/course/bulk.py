@@ -9,6 +9,7 @@ start from what it kept (``.cache/parsed/`` by default, beside the other caches)
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import pickle
 import sys
@@ -114,3 +115,18 @@ def _kept(folder: Path, cache: Path, version: str):
         return pickle.loads((cache / f"{_identity(folder, version)}.pickle").read_bytes())
     except _BROKEN:
         return None
+
+
+def read_safely(folder: Path, lock, cache=None):
+    """``read_lesson(folder, lock, cache)``, or the parser's failure: a parser bug in one
+    lesson must not take the others down. The one reader ``validate``, the server and
+    ``export`` share, so that what one of them kept serves the others."""
+    from promptdojo.course.parse import read_lesson
+
+    try:
+        return read_lesson(folder, lock, cache)
+    except Exception as exc:
+        logging.getLogger("promptdojo.web").exception(
+            "lesson left out: %s: the parser failed", folder
+        )
+        return exc

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from promptdojo.course.bulk import DEFAULT_PARSED_CACHE, parse_many
+from promptdojo.course.bulk import DEFAULT_PARSED_CACHE, parse_many, read_safely
 from promptdojo.course.links import check_links
-from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
+from promptdojo.course.model import Diagnostic, Lesson, Location
 from promptdojo.course.outline import check_lessons, read_course
-from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
+from promptdojo.course.parse import LESSON_FILE, discover
 from promptdojo.course.records import read_records
+from promptdojo.pyodide.lock import Lock
 
 
 @dataclass
@@ -64,12 +66,15 @@ def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]
     return folders, problems
 
 
-def _load(folder: Path) -> tuple[Lesson | None, list[Diagnostic], list[Diagnostic]]:
-    """One lesson, its errors, and its records' problems (as errors or warnings)."""
-    try:
-        lesson = load_lesson(folder)
-    except LessonError as exc:
-        return None, exc.diagnostics, []
+def _checked(
+    folder: Path, read: Lesson | Exception
+) -> tuple[Lesson | None, list[Diagnostic], list[Diagnostic]]:
+    """One lesson as read, its errors, and its records' problems (as errors or warnings)."""
+    if isinstance(read, Exception):
+        return None, [Diagnostic(Location(folder), f"the lesson parser failed: {read!r}")], []
+    if read.problems:
+        return None, list(read.problems), []
+    lesson = read
     errors, warnings = [], []
     for step in lesson.steps:
         found = read_records(step)
@@ -90,7 +95,9 @@ def validate(
     folders, problems = lesson_folders(paths)
     result = ValidationResult(diagnostics=problems)
     found: dict[str, Path] = {}
-    loaded = parse_many(_load, folders, jobs, cache)
+    lock = Lock.pinned()
+    read = parse_many(partial(read_safely, lock=lock), folders, jobs, cache, salt=lock.version)
+    loaded = [_checked(folder, lesson) for folder, lesson in zip(folders, read, strict=True)]
     for folder, (lesson, errors, warnings) in zip(folders, loaded, strict=True):
         result.diagnostics += errors
         result.warnings += warnings

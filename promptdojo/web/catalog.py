@@ -15,10 +15,10 @@ from promptdojo.course import (
     Location,
     discover,
 )
-from promptdojo.course.bulk import parse_many
+from promptdojo.course.bulk import parse_many, read_safely
 from promptdojo.course.links import check_links
 from promptdojo.course.outline import Chapter, Course, check_lessons, implicit_course, read_course
-from promptdojo.course.parse import ParseCache, read_lesson
+from promptdojo.course.parse import ParseCache
 from promptdojo.course.records import read_records, record_path
 from promptdojo.kernel import OUTPUT_CAP
 from promptdojo.pyodide.lock import Lock
@@ -108,7 +108,7 @@ class Catalog:
         first: dict[Path, Lesson | Exception] = {}
         if previous is None:  # a ParseCache cannot go to another process: read here then
             salt = lock.version if lock is not None else "no lock"
-            work = partial(_read, lock=lock, cache=cache)
+            work = partial(read_safely, lock=lock, cache=cache)
             jobs = 1 if cache is not None else None
             read = parse_many(work, folders, jobs=jobs, cache=parsed_dir, salt=salt)
             first = dict(zip(folders, read, strict=True))
@@ -119,7 +119,9 @@ class Catalog:
                 known = previous.read.get(folder)
                 touched = changed is None or _touched(folder, changed)
                 reused = known is not None and not touched
-                lesson = known if known is not None and not touched else _read(folder, lock, cache)
+                lesson = (
+                    known if known is not None and not touched else read_safely(folder, lock, cache)
+                )
             catalog.read[folder] = lesson
             if isinstance(lesson, Exception):
                 catalog.broken[folder] = [
@@ -208,12 +210,3 @@ def _touched(folder: Path, changed: set[Path]) -> bool:
     """Whether a path of ``changed`` is in ``folder``, is it, or holds it."""
     inside, holder = str(folder) + os.sep, str(folder)
     return any(str(p).startswith(inside) or holder.startswith(str(p)) for p in changed)
-
-
-def _read(folder: Path, lock: Lock | None, cache: ParseCache | None = None) -> Lesson | Exception:
-    """The lesson in ``folder``, or the parser's failure (which must not take the others down)."""
-    try:
-        return read_lesson(folder, lock, cache)
-    except Exception as exc:
-        log.exception("lesson left out: %s: the parser failed", folder)
-        return exc

@@ -94,9 +94,11 @@ def test_validate_reuses_the_lessons_that_did_not_change(
     cache = tmp_path / "parsed"
     assert validation.validate([lessons], cache=cache).ok
     parsed: list[Path] = []
-    real = validation.load_lesson
+    from promptdojo.course import parse
+
+    real = parse.read_lesson
     monkeypatch.setattr(
-        validation, "load_lesson", lambda folder: parsed.append(folder) or real(folder)
+        parse, "read_lesson", lambda folder, *rest: parsed.append(folder) or real(folder, *rest)
     )
     again = validation.validate([lessons], cache=cache)
     assert again.ok

@@ -112,7 +112,7 @@ def test_a_broken_lesson_yaml_shows_on_every_step(tmp_path: Path) -> None:
 
 
 def test_a_parser_crash_is_contained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import promptdojo.web.catalog as catalog
+    import promptdojo.course.parse as catalog  # the one reader, promptdojo.course.bulk's
 
     real = catalog.read_lesson
 
