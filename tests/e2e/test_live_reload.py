@@ -82,6 +82,6 @@ def test_a_typo_in_step_3_leaves_steps_1_and_2_runnable(page: Page, tmp_path: Pa
         expect(page.locator("article h1")).to_have_text("Step 3")
         page.goto(server.url + "/")
         expect(page.locator("main")).not_to_contain_text("No lessons here yet")
-        expect(page.locator(".lesson-list.broken")).to_contain_text("Speculative")
+        expect(page.locator(".lesson-list li.unavailable")).to_contain_text("Speculative")
     finally:
         stop_server(server)
