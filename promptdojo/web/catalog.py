@@ -74,6 +74,9 @@ class Catalog:
     folders: dict[str, Path] = field(default_factory=dict)
     #: Mistakes of the course as a whole: its course file, and links whose target is missing.
     course_problems: list[Diagnostic] = field(default_factory=list)
+    #: What each lesson's steps import (promptdojo.course.imports), by lesson id: made once per
+    #: lesson, not once per step page.
+    imports: dict[str, object] = field(default_factory=dict)
     #: What each folder was read into (a lesson, or the parser's failure), for the next reload.
     read: dict[Path, Lesson | Exception] = field(default_factory=dict)
 

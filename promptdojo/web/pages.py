@@ -176,6 +176,10 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
     # The wheels the server has on hand change as it fetches them: they are part of the page.
     wheels = state.packages.on_hand(lesson.packages)
 
+    imports = state.catalog.imports.get(lesson.id)
+    if imports is None:
+        imports = state.catalog.imports[lesson.id] = lesson_imports(lesson)
+
     def render() -> str:
         kernel = {
             "workerUrl": url(state.manifest.url("worker.js")),
@@ -208,7 +212,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "zstdUrl": url(state.manifest.url("zstd.js")),
             # What each step's cells import: the worker imports the opened step's before
             # "ready", the other steps' after it (the same config on every step).
-            "imports": lesson_imports(lesson),
+            "imports": imports,
             "outputOrder": list(SHOWN_FIRST),
             "htmlFrameHead": HTML_FRAME_HEAD,
         }
