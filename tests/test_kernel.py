@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from promptdojo.kernel import INPUT_NOT_SUPPORTED, Kernel
@@ -107,3 +109,32 @@ def test_input_says_plainly_that_it_is_not_supported() -> None:
     assert result.error_line == 1
     # Only the learner's line is in the traceback, not the stand-in's frame.
     assert result.traceback.count('File "') == 1
+
+
+def test_the_warm_up_runs_a_typical_cell_and_leaves_nothing_behind(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import random
+
+    import numpy as np
+
+    kernel = Kernel()
+    kernel.run("x = 1", key="step")
+    random.seed(5)
+    np.random.seed(5)
+    before = (random.getstate(), np.random.get_state()[1].tolist())
+    result = kernel.warm_up(numpy=True)
+    assert result.ok, result.traceback
+    assert result.value is not None  # its last expression went through the display path
+    assert list(kernel.namespaces) == ["step"]
+    assert capsys.readouterr() == ("", "")
+    assert (random.getstate(), np.random.get_state()[1].tolist()) == before
+
+
+def test_the_warm_up_without_numpy_works_where_numpy_cannot_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now fails
+    kernel = Kernel()
+    assert kernel.warm_up().ok
+    assert not kernel.warm_up(numpy=True).ok

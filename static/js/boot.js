@@ -257,6 +257,26 @@ export async function bootCellRunner({
   const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
 
   const missing = await loadMissing(pyodide, packages, bootErrors);
+  const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
+  const importedAfterRestore = runner.importModules(imports);
+  const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
+  onPhase("ready", {
+    missing: Object.keys(missing),
+    loaded: packages.filter((name) => !(name in missing)),
+    restored: Boolean(snapshot) && !snapshotFailed,
+    snapshotFailed,
+    fromWheels: Boolean(prepared) && !wheelsFailed,
+    wheelsFailed,
+    // Imported after the restore: a package's native code cannot be in a snapshot.
+    importedAfterRestore,
+    // A typical cell, run once unseen: the first Run pays no first-call compiling.
+    warmUp,
+  });
+  return runner;
+}
+
+/** The Python kernel, with an import of each package in `missing` failing with its reason. */
+function newKernel(kernelModule, missing) {
   const pyKernel = kernelModule.Kernel();
   for (const [name, detail] of Object.entries(missing)) {
     pyKernel.mark_unavailable(
@@ -266,18 +286,7 @@ export async function bootCellRunner({
         `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
     );
   }
-  const runner = new CellRunner(pyodide, pyKernel, missing);
-  onPhase("ready", {
-    missing: Object.keys(missing),
-    loaded: packages.filter((name) => !(name in missing)),
-    restored: Boolean(snapshot) && !snapshotFailed,
-    snapshotFailed,
-    fromWheels: Boolean(prepared) && !wheelsFailed,
-    wheelsFailed,
-    // Imported after the restore: a package's native code cannot be in a snapshot.
-    importedAfterRestore: runner.importModules(imports),
-  });
-  return runner;
+  return pyKernel;
 }
 
 /**
@@ -332,6 +341,24 @@ export class CellRunner {
       dict.destroy();
       result.destroy();
     }
+  }
+
+  /**
+   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`): WebAssembly compiles each
+   * function on its first call, and this moves that cost off the learner's first Run. Returns
+   * `{ms, numpy}`, or `{failed}` (the learner's cells then show whatever it was).
+   */
+  warmUp(numpy) {
+    const started = performance.now();
+    try {
+      const result = this.pyKernel.warm_up.callKwargs({ numpy });
+      const ok = result.ok;
+      result.destroy();
+      if (!ok) return { failed: true, numpy };
+    } catch (error) {
+      return { failed: String(error?.message ?? error).split("\n").at(-1), numpy };
+    }
+    return { ms: Math.round(performance.now() - started), numpy };
   }
 
   /** Forget the namespace `key`. */
