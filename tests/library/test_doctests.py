@@ -19,6 +19,7 @@ MODULES = [
     "promptdojo.display",
     "promptdojo.display.charts",
     "promptdojo.display.memory",
+    "promptdojo.display.serving",
     "promptdojo.kvmemory",
     "promptdojo.serving",
     "promptdojo.serving.blocks",
