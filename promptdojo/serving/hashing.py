@@ -14,9 +14,8 @@ ids written as little-endian 64-bit integers.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
-
-import numpy as np
 
 from promptdojo.serving.blocks import BLOCK_SIZE, BlockPool, KVCacheBlock
 
@@ -40,7 +39,8 @@ def hash_block_tokens(
         False
     """
     h = hashlib.sha256(parent_block_hash or NONE_HASH)
-    h.update(np.asarray(list(curr_block_token_ids), dtype="<i8").tobytes())
+    tokens = list(curr_block_token_ids)
+    h.update(struct.pack(f"<{len(tokens)}q", *tokens))
     if extra_keys:
         h.update(repr(tuple(extra_keys)).encode())
     return h.digest()
@@ -58,9 +58,19 @@ def hash_request_tokens(
         >>> [x == y for x, y in zip(a, b)]
         [False, False, False]
     """
-    hashes: list[bytes] = []
-    parent = NONE_HASH
-    for start in range(0, len(token_ids) - block_size + 1, block_size):
+    return extend_block_hashes([], token_ids, block_size, cache_salt)
+
+
+def extend_block_hashes(
+    hashes: list[bytes],
+    token_ids: Sequence[int],
+    block_size: int = BLOCK_SIZE,
+    cache_salt: str | None = None,
+) -> list[bytes]:
+    """Append to ``hashes`` (those of the first blocks of ``token_ids``) the hashes of the full
+    blocks after them, as vLLM's request block hasher does when tokens arrive."""
+    parent = hashes[-1] if hashes else NONE_HASH
+    for start in range(len(hashes) * block_size, len(token_ids) - block_size + 1, block_size):
         extra = (cache_salt,) if (start == 0 and cache_salt) else None
         parent = hash_block_tokens(parent, token_ids[start : start + block_size], extra)
         hashes.append(parent)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from promptdojo.serving.blocks import BLOCK_SIZE, BlockPool, KVCacheBlock
-from promptdojo.serving.hashing import find_longest_cache_hit, hash_request_tokens
+from promptdojo.serving.hashing import extend_block_hashes, find_longest_cache_hit
 
 
 @dataclass(eq=False)
@@ -52,7 +52,7 @@ class Request:
         """The chained hashes of the request's full blocks, extended as tokens arrive."""
         full = self.num_tokens // block_size
         if len(self._hashes) < full:
-            self._hashes = hash_request_tokens(self.all_token_ids, block_size, self.cache_salt)
+            extend_block_hashes(self._hashes, self.all_token_ids, block_size, self.cache_salt)
         return self._hashes[:full]
 
     @property
@@ -134,6 +134,14 @@ class KVCacheManager:
         total = num_computed + num_new_tokens
         num_required = -(-total // self.block_size)
         num_new_blocks = max(0, num_required - len(blocks) - len(new_computed_blocks))
+        num_full = min(total, request.num_tokens) // self.block_size
+        cached = self.num_cached_block.get(request.request_id, 0)
+        if (
+            not num_new_blocks
+            and not new_computed_blocks
+            and (not self.enable_caching or num_full <= cached)
+        ):
+            return []  # the common decode step: the token fits, and no block became full
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0)
         if num_new_blocks + evictable > self.block_pool.get_num_free_blocks():
             if not blocks:
@@ -144,13 +152,10 @@ class KVCacheManager:
             blocks.extend(new_computed_blocks)
         new_blocks = self.block_pool.get_new_blocks(num_new_blocks)
         blocks.extend(new_blocks)
-        if self.enable_caching:
-            num_full = min(total, request.num_tokens) // self.block_size
-            cached = self.num_cached_block.get(request.request_id, 0)
-            if num_full > cached:
-                hashes = request.block_hashes(self.block_size)
-                self.block_pool.cache_full_blocks(blocks, hashes, cached, num_full)
-                self.num_cached_block[request.request_id] = num_full
+        if self.enable_caching and num_full > cached:
+            hashes = request.block_hashes(self.block_size)
+            self.block_pool.cache_full_blocks(blocks, hashes, cached, num_full)
+            self.num_cached_block[request.request_id] = num_full
         return new_blocks
 
     def free(self, request: Request) -> None:

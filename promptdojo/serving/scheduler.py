@@ -49,7 +49,7 @@ class Scheduler:
         self,
         kv_cache_manager: KVCacheManager,
         max_num_seqs: int = 256,
-        max_num_batched_tokens: int = 8192,
+        max_num_batched_tokens: int = 2048,
         enable_chunked_prefill: bool = True,
     ) -> None:
         if max_num_seqs < 1 or max_num_batched_tokens < 1:

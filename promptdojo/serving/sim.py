@@ -116,7 +116,7 @@ def simulate(
     requests: list[Request],
     num_gpu_blocks: int = 4096,
     max_num_seqs: int = 256,
-    max_num_batched_tokens: int = 8192,
+    max_num_batched_tokens: int = 2048,
     enable_chunked_prefill: bool = True,
     enable_prefix_caching: bool = True,
     gpu: GPU = GPU(),
