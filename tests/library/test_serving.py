@@ -195,9 +195,9 @@ def test_rejection_sampling_keeps_the_target_distribution() -> None:
     assert np.abs(np.bincount(x, minlength=6) / x.size - p).max() < 0.005
     firsts = [
         rejection_sample(np.stack([p, p]), q[None], np.array([rng.choice(6, p=q)]), rng)[0]
-        for _ in range(20_000)
+        for _ in range(5_000)
     ]
-    assert np.abs(np.bincount(firsts, minlength=6) / len(firsts) - p).max() < 0.015
+    assert np.abs(np.bincount(firsts, minlength=6) / len(firsts) - p).max() < 0.03
 
 
 def test_rollback_with_truncate_equals_never_having_drafted() -> None:
