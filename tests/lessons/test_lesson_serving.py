@@ -133,3 +133,6 @@ def test_step_six_numbers_are_printed() -> None:
     assert len(ratios) == 4
     assert (min(ratios), max(ratios)) == (1.6, 2.6)
     assert "buys 1.6 to 2.6 times the throughput" in flat(6)
+    assert re.search(r"batch   2: continuous   248 tok/s at  7\.9 ms/token", frontier)
+    assert re.search(r"batch 128: continuous 2,584 tok/s at 16\.6 ms/token", frontier)
+    assert "from 7.9 to 16.6 ms per token here" in flat(6)
