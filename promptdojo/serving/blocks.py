@@ -15,7 +15,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-#: Tokens per block: vLLM's ``DEFAULT_BLOCK_SIZE`` (``vllm/config/cache.py``) on CUDA.
+#: Tokens per block: vLLM's ``CacheConfig.DEFAULT_BLOCK_SIZE`` (``vllm/config/cache.py``), used
+#: when no block size is given (some attention backends and hybrid models choose larger ones).
 BLOCK_SIZE = 16
 
 

@@ -21,8 +21,9 @@ class Request:
     """One request: its prompt, what it has generated, and how far its KV cache reaches.
 
     ``num_computed_tokens`` counts the tokens whose keys and values are in the cache; a
-    preempted request drops to 0 and computes them again (prompt and output so far) when it
-    resumes. Times are seconds of simulated time.
+    preempted request drops to 0 and, when it resumes, computes again those of its tokens
+    (prompt and output so far) whose blocks are no longer in the prefix cache. Times are
+    seconds of simulated time.
     """
 
     request_id: str

@@ -6,9 +6,10 @@ and at most ``max_num_seqs`` running requests. Running requests are served first
 each gets the tokens it still needs (one when decoding; a chunk of its prompt when prefilling,
 cut to the budget left: chunked prefill). When the pool has no block for one, the scheduler
 preempts the request admitted last: it frees all its blocks, resets it to 0 computed tokens and
-puts it back at the head of the waiting queue, to be recomputed later. Only when nothing was
-preempted in this step are waiting requests admitted, while the token budget, the sequence
-limit and the free blocks (after prefix-cache hits) allow.
+puts it back at the head of the waiting queue, to be recomputed later (its freed blocks keep
+their hashes, so the part still cached when it returns is a prefix-cache hit). Only when
+nothing was preempted in this step are waiting requests admitted, while the token budget, the
+sequence limit and the free blocks (after prefix-cache hits) allow.
 """
 
 from __future__ import annotations

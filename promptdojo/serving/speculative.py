@@ -21,7 +21,7 @@ def expected_tokens_per_pass(alpha: float, gamma: int) -> float:
     """Tokens one verification pass yields on average: ``(1 − α^(γ+1)) / (1 − α)``.
 
     ``alpha`` is the chance that a draft token is accepted (taken as independent of position,
-    as in Leviathan et al., eq. 1); ``gamma`` the draft length. The pass always yields at least
+    as in Leviathan et al.); ``gamma`` the draft length. The pass always yields at least
     the target's own token, and at most ``γ + 1``.
 
     Example:

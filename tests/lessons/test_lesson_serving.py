@@ -112,6 +112,10 @@ def test_step_four_numbers_are_printed() -> None:
     assert "13.2 ms at 256 tokens per step and 90.0 ms at 8,192" in flat(4)
     tiny = stdout(4, "tiny")
     assert "step 1: tokens {'r0': 1}, preempted ['r1']" in tiny
+    resume = stdout(4, "resume")  # a preempted request gets back what the prefix cache kept
+    assert "r1 is back with 65 tokens to restore" in resume
+    assert "16 come from the prefix cache, 49 are computed again" in resume
+    assert "with 65 tokens to restore" in flat(4)
     assert "256 sequences and 2,048 batched tokens" in flat(4)
 
 
@@ -125,6 +129,7 @@ def test_step_five_numbers_are_printed_and_the_formula_holds() -> None:
     assert gap < 0.005
     assert "same next-token logits as a fresh pass: True" in stdout(5, "rollback-check")
     assert "arXiv:2211.17192" in flat(5)
+    assert "arXiv:2302.01318" in flat(5)
 
 
 def test_step_six_numbers_are_printed() -> None:
