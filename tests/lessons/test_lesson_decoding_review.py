@@ -137,7 +137,7 @@ def test_nits() -> None:
 
 def test_step_five_points_to_the_serving_lesson_and_step_six_covers_gpu_formats() -> None:
     five = flat(5)
-    assert '"Serving: batching, the paged KV cache and speculative decoding"' in five
+    assert "[Serving: batching, the paged KV cache and speculative decoding](../serving/1)" in five
     assert "prefix_match_unit" not in five
     formats = stdout(6, "ship-formats")
     for name in ("FP8", "FP8-block", "int4-g128", "NVFP4", "MXFP4"):
