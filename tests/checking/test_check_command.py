@@ -222,3 +222,23 @@ def test_declared_packages_this_python_lacks_are_named_up_front(tmp_path: Path) 
     ), done.stdout
     assert "-m pip install scipy`, or check in Pyodide with `promptdojo check --pyodide`" in first
     assert done.returncode == 0, "a cell that does not import it still passes"
+
+
+def test_a_wrong_answer_that_passes_fails_the_check_at_its_line() -> None:
+    folder = FIXTURES / "checking" / "wrong"
+    done = check(str(folder))
+    assert done.returncode == 1
+    step = f"{folder}/01-double.md"
+    assert f"PASSED {step}::1::double-wrong-1 (" in done.stdout
+    assert (
+        f"{step}:30: cell 'double-wrong-2': the check of exercise 'double' accepts this wrong "
+        "answer"
+    ) in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("3 passed, 2 failed, 0 skipped in ")
+
+
+def test_check_takes_one_wrong_answer_by_its_id() -> None:
+    step = FIXTURES / "checking" / "wrong" / "01-double.md"
+    done = check(f"{step}::double-wrong-1")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")

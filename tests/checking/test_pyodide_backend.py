@@ -117,3 +117,14 @@ def test_the_lesson_seed_gives_pyodide_the_same_draws_as_cpython(tmp_path: Path)
         timeout=300,
     )
     assert cpython.returncode == 0, cpython.stdout
+
+
+def test_wrong_answers_are_proven_in_pyodide(tmp_path: Path) -> None:
+    folder = FIXTURES / "checking" / "wrong"
+    done = check(str(folder), "--cache", str(tmp_path))
+    out = done.stdout
+    step = f"{folder}/01-double.md"
+    assert f"PASSED {step}::1::double-wrong-1 (" in out
+    assert f"{step}:30: cell 'double-wrong-2': the check of exercise 'double' accepts" in out
+    assert f"{step}:40: cell 'double-wrong-3': the check rejects this wrong answer with" in out
+    assert out.splitlines()[-1].startswith("3 passed, 2 failed, 0 skipped in ")

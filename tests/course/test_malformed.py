@@ -79,6 +79,23 @@ EXPECTED = [
         "invalid YAML in lesson.yaml: expected ',' or ']', but got '<stream end>'",
     ),
     ("yaml-not-mapping", "lesson.yaml", 1, "lesson.yaml must be a mapping of keys to values"),
+    ("wrong-for-unknown-exercise", "01-a.md", 14, "wrong answer for unknown exercise 'dubble'"),
+    (
+        "wrong-in-another-step",
+        "02-b.md",
+        5,
+        "a wrong answer must be in the same step as its exercise; 'double' is at "
+        f"{CORPUS / 'wrong-in-another-step' / '01-a.md'}:5",
+    ),
+    (
+        "hint-in-another-step",
+        "02-b.md",
+        5,
+        "a hint must be in the same step as its exercise; 'double' is at "
+        f"{CORPUS / 'hint-in-another-step' / '01-a.md'}:5",
+    ),
+    ("wrong-without-for", "01-a.md", 14, "a wrong cell needs for=EXERCISE_ID"),
+    ("expect-not-on-wrong", "01-a.md", 14, "expect= only goes on wrong-answer cells"),
 ]
 
 BY_CASE: dict[str, list[tuple[str, int | None, str]]] = defaultdict(list)
