@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptdojo.course.giveaway import giveaways
 from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
 from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
 from promptdojo.course.records import read_records
@@ -66,6 +67,7 @@ def validate(paths: Iterable[Path]) -> ValidationResult:
             continue
         result.lessons.append(lesson)
         for step in lesson.steps:
+            result.warnings += giveaways(step)
             found = read_records(step)
             if found.problem is None:
                 continue
