@@ -25,6 +25,17 @@ class ValidationResult:
     def ok(self) -> bool:
         return not self.diagnostics
 
+    def report(self) -> list[str]:
+        """What ``promptdojo validate`` prints: every problem, every warning, then a count."""
+        lines = [str(d) for d in self.diagnostics] + [f"warning: {w}" for w in self.warnings]
+        count, lessons, warned = len(self.diagnostics), len(self.lessons), len(self.warnings)
+        warnings = f", {warned} warning{'s' if warned != 1 else ''}" if warned else ""
+        lines.append(
+            f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
+            f"{count} problem{'s' if count != 1 else ''}{warnings}"
+        )
+        return lines
+
 
 def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
     """Lesson folders named by ``paths``: a lesson folder, a folder of lessons, or a step file."""

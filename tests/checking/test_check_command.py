@@ -242,3 +242,44 @@ def test_check_takes_one_wrong_answer_by_its_id() -> None:
     done = check(f"{step}::double-wrong-1")
     assert done.returncode == 0, done.stdout
     assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")
+
+
+SHOWN = """---
+title: Shown
+---
+
+```python
+print("tokens: 3")
+```
+
+```python {#chart}
+class Chart:
+    def _repr_svg_(self):
+        return "<svg width='40' height='20'><title>Top &amp; tail</title></svg>"
+
+
+Chart()
+```
+
+```python {#quiet}
+x = 1
+```
+"""
+
+
+def test_show_prints_each_cells_output_and_a_picture_as_its_title_and_size(
+    tmp_path: Path,
+) -> None:
+    lesson = tmp_path / "shown"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: shown\ntitle: Shown\nchapter: c\n")
+    (lesson / "01-shown.md").write_text(SHOWN)
+    done = check(str(lesson), "--show")
+    assert done.returncode == 0, done.stdout
+    step = lesson / "01-shown.md"
+    assert (
+        f"── {step}:6 cell 'cell-1'\n   tokens: 3\n"
+        f"── {step}:10 cell 'chart'\n   [picture: Top & tail, 40×20]\n"
+        f"── {step}:19 cell 'quiet'\n"
+    ) in done.stdout
+    assert "── " not in check(str(lesson)).stdout
