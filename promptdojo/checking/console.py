@@ -158,11 +158,8 @@ def _finish(
         old = stale(result)
         if old:
             echo("")
-        for where, cell_id, command in old:
-            echo(
-                f"{where}: cell {cell_id!r}: recorded for an earlier version of this cell: "
-                f"run `{command}`"
-            )
+        for where, cell_id, why in old:
+            echo(f"{where}: cell {cell_id!r}: {why}")
         if changes or old:
             code = 1
         if changes:

@@ -283,3 +283,27 @@ def test_show_prints_each_cells_output_and_a_picture_as_its_title_and_size(
         f"── {step}:19 cell 'quiet'\n"
     ) in done.stdout
     assert "── " not in check(str(lesson)).stdout
+
+
+def test_a_change_above_a_cell_makes_its_record_stale_too(tmp_path: Path) -> None:
+    """A cell's output may depend on any cell above it: changing one marks every record below
+    it, each with the command that refreshes it."""
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    step = lesson / "01-where-am-i.md"
+    assert check(str(step), "--record").returncode == 0
+    step.write_text(step.read_text().replace("import sys\n", "import sys\n\nanswer = 0\n"))
+    done = check(str(step), "--check-outputs")
+    assert done.returncode == 1
+    assert "output differs" not in done.stdout
+    assert (
+        f"{step}:8: cell 'cell-1': recorded for an earlier version of this cell: run "
+        f"`promptdojo check {step}::cell-1 --record`"
+    ) in done.stdout
+    assert (
+        f"{step}:18: cell 'cell-2': recorded before a cell above it changed: run "
+        f"`promptdojo check {step} --record`"
+    ) in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("2 passed, 0 failed, 0 skipped, 2 stale")
+    assert check(str(step), "--record").returncode == 0
+    assert check(str(step), "--check-outputs").returncode == 0
