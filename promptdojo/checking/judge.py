@@ -86,17 +86,16 @@ _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<rest>.*)$
 
 
 def learner_traceback(text: str, step: Step) -> str:
-    """A traceback numbered in the markdown file, as the learner's browser shows it.
+    """A traceback numbered in the cell's own lines, as the learner's browser shows it.
 
     The check compiles cells under their markdown file; the browser names each cell
-    ``<cell ID>`` and counts its lines from 1, and shows no source line under a runtime frame.
+    ``<cell ID>`` and counts its lines from 1. Both show the source line and carets (the kernel
+    gives ``linecache`` every cell's source).
     """
     cells = [*step.setup, *step.cells]
     for exercise in step.exercises:
         cells += [exercise.check] + ([exercise.solution] if exercise.solution else [])
-    runtime = text.startswith("Traceback")
     out: list[str] = []
-    in_frame = False
     for line in text.splitlines(keepends=True):
         match = _FRAME.match(line.rstrip("\n"))
         if match and match["file"] == str(step.path):
@@ -108,11 +107,7 @@ def learner_traceback(text: str, step: Step) -> str:
             if cell is not None:
                 local = number - cell.first_line + 1
                 out.append(f'  File "<cell {cell.id}>", line {local}{match["rest"]}\n')
-                in_frame = runtime
                 continue
-        if in_frame and line.startswith("    "):
-            continue  # the source line (and its carets): the browser has no source to show
-        in_frame = False
         out.append(line)
     return "".join(out)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -231,12 +232,18 @@ def test_an_expected_error_is_recorded_as_the_learner_sees_it(tmp_path: Path) ->
     )
     outcomes = {o.cell_id: o for o in StepRunner(load_lesson(tmp_path).steps[0]).run()}
     assert outcomes["boom"].status is Status.PASSED
-    assert outcomes["boom"].output.error == (
-        "Traceback (most recent call last):\n"
-        '  File "<cell boom>", line 2, in <module>\n'
-        '  File "<cell define>", line 2, in f\n'
-        "KeyError: 'k'\n"
-    )
+    # The source line of each frame, and carets under the failing part (their exact shape is
+    # the Python version's).
+    error = outcomes["boom"].output.error
+    assert re.fullmatch(
+        r"Traceback \(most recent call last\):\n"
+        r'  File "<cell boom>", line 2, in <module>\n'
+        r"    f\(\{\}\)\n(?:    [~^]+\n)?"
+        r'  File "<cell define>", line 2, in f\n'
+        r"    return d\['k'\]\n           ~\^+\n"
+        r"KeyError: 'k'\n",
+        error,
+    ), error
     assert outcomes["define"].output.error == ""
 
 

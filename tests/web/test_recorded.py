@@ -29,6 +29,7 @@ def test_a_cell_that_raises_on_purpose_shows_its_recorded_error(client: TestClie
     assert re.search(
         r'<pre class="error">Traceback \(most recent call last\):\n'
         r"  File &#34;&lt;cell oops&gt;&#34;, line 1, in &lt;module&gt;\n"
+        r"    {}\[&#34;missing&#34;\]\n    ~~\^+\n"
         r"KeyError: &#39;missing&#39;\n</pre>",
         oops,
     ), oops
