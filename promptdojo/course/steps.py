@@ -193,6 +193,7 @@ def parse_step(
     _check_raw_html(tokens, path, report)
     tokens = _as_text(tokens)
     meta: dict[str, Any] = {}
+    key_lines: dict[str, int] = {}
     front_matter_failed = False
     if tokens and tokens[0].type == "front_matter":
         loaded = load_mapping(tokens[0].content, path, 2, report, "front matter")
@@ -209,6 +210,14 @@ def parse_step(
                     )
         tokens = tokens[1:]
     title = meta.get("title")
+    if title and not isinstance(title, str | int | float):
+        report.add(
+            path,
+            key_lines.get("title"),
+            f"the title must be text, not {type(title).__name__}",
+            'write title: "…" on one line, in quotes if it holds ": " or starts with [ or {',
+        )
+        front_matter_failed, title = True, None
     if not title:
         if not front_matter_failed:  # else its mistake was reported
             report.add(
