@@ -380,6 +380,9 @@ def new_step(
     lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(
         "lessons"
     ),
+    slug: Annotated[
+        str | None, typer.Option(help="File name part (default: from the title).")
+    ] = None,
 ) -> None:
     """Add the next numbered step to a lesson."""
     from promptdojo.course.scaffold import ScaffoldError
@@ -387,7 +390,7 @@ def new_step(
 
     folder = Path(lesson) if Path(lesson).is_dir() else lessons_dir / lesson
     try:
-        path = add_step(folder, title)
+        path = add_step(folder, title, slug)
     except ScaffoldError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
