@@ -154,8 +154,10 @@ def load_mapping(
         last = first_line + max(lines - 1, 0)
         line = min(first_line + (mark.line if mark is not None else 0), last)
         reason = getattr(exc, "problem", None) or str(exc)
-        column = f" (column {mark.column + 1})" if mark is not None else ""
-        fix = likely_fix(text, mark.line if mark is not None else None)
+        ours = isinstance(exc, yaml.composer.ComposerError) and exc.context is None
+        column = f" (column {mark.column + 1})" if mark is not None and not ours else ""
+        # Our own refusals (aliases, nesting) say their fix already.
+        fix = "check indentation and quotes" if ours else likely_fix(text, mark and mark.line)
         report.add(path, line, f"invalid YAML in {what}: {reason}{column}", fix)
         return None
     except (ValueError, OverflowError, RecursionError) as exc:  # a 5,000-digit number, say
