@@ -249,19 +249,11 @@ def validate(
     from promptdojo.course.validate import validate as run_validation
 
     result = run_validation(paths or [Path("lessons")])
-    for diagnostic in result.diagnostics:
-        typer.echo(str(diagnostic))
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning}")
-    count = len(result.diagnostics)
-    lessons = len(result.lessons)
-    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
-    typer.echo(
-        f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
-        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
-        err=bool(count),
-    )
-    if count:
+    *lines, last = result.report()
+    for line in lines:
+        typer.echo(line)
+    typer.echo(last, err=not result.ok)
+    if not result.ok:
         raise typer.Exit(1)
 
 
@@ -287,6 +279,7 @@ def check(
         bool,
         typer.Option("--check-outputs", help="Fail when an output drifts from its record."),
     ] = False,
+    show: Annotated[bool, typer.Option(help="Print what each cell printed and showed.")] = False,
     pyodide: Annotated[
         bool, typer.Option("--pyodide", help="Run the cells in real Pyodide under Node.")
     ] = False,
@@ -347,6 +340,7 @@ def check(
             junit_xml=junit_xml,
             record=record,
             check_outputs=check_outputs,
+            show=show,
             pyodide_cache=cache if pyodide and release is None else None,
             pyodide_release=release,
             snapshot_cache=None if no_snapshot else snapshot_cache,
@@ -386,6 +380,9 @@ def new_step(
     lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(
         "lessons"
     ),
+    slug: Annotated[
+        str | None, typer.Option(help="File name part (default: from the title).")
+    ] = None,
 ) -> None:
     """Add the next numbered step to a lesson."""
     from promptdojo.course.scaffold import ScaffoldError
@@ -393,7 +390,7 @@ def new_step(
 
     folder = Path(lesson) if Path(lesson).is_dir() else lessons_dir / lesson
     try:
-        path = add_step(folder, title)
+        path = add_step(folder, title, slug)
     except ScaffoldError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -18,6 +18,7 @@ import ast
 import contextlib
 import io
 import json
+import linecache
 import sys
 import traceback
 import types
@@ -251,6 +252,7 @@ class Kernel:
         """
         filename = filename or f"{CELL_FILENAME_PREFIX}{cell_id}>"
         self._cell_files.add(filename)
+        remember_source(filename, code, first_line)
         ns = self.namespace(key)
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
@@ -318,6 +320,25 @@ class Kernel:
             traceback="".join(lines),
             error_line=frames[-1].lineno if frames else None,
         )
+
+
+def remember_source(filename: str, code: str, first_line: int = 1) -> None:
+    """Give ``linecache`` the cell's lines under ``filename``, from ``first_line`` on, so that
+    tracebacks and warnings show the source line (and carets) of a cell and of the functions it
+    defines: in the browser a cell is no file, and under ``check --pyodide`` the markdown file is
+    not in Pyodide's file system. Other cells of the same file keep their lines."""
+    entry = linecache.cache.get(filename)
+    kept = entry is not None and len(entry) == 4 and entry[1] is None
+    # A cell of its own (``<cell ID>``) is replaced whole; a file's other cells stay.
+    lines = list(entry[2]) if kept and not filename.startswith("<") else []
+    new = code.splitlines(keepends=True)
+    if new and not new[-1].endswith("\n"):
+        new[-1] += "\n"
+    start = first_line - 1
+    lines += ["\n"] * max(0, start + len(new) - len(lines))
+    lines[start : start + len(new)] = new
+    # No modification time: linecache.checkcache keeps the entry (it is no file to re-read).
+    linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
 
 
 #: Values one run may carry: a few more than a cell may declare, for controls since removed.

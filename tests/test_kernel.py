@@ -138,3 +138,31 @@ def test_the_warm_up_without_numpy_works_where_numpy_cannot_import(
     kernel = Kernel()
     assert kernel.warm_up().ok
     assert not kernel.warm_up(numpy=True).ok
+
+
+def test_a_cells_traceback_and_warnings_show_its_source_lines() -> None:
+    """A cell is no file: the kernel gives linecache its lines, as the browser needs."""
+    import subprocess
+    import sys
+
+    kernel = Kernel()
+    assert kernel.run("def half(x):\n    return x / 0\n", cell_id="define").ok
+    result = kernel.run("y = 1\nhalf(y)\n", cell_id="use")
+    assert result.traceback == (
+        "Traceback (most recent call last):\n"
+        '  File "<cell use>", line 2, in <module>\n'
+        "    half(y)\n"
+        '  File "<cell define>", line 2, in half\n'
+        "    return x / 0\n"
+        "           ~~^~~\n"
+        "ZeroDivisionError: division by zero\n"
+    )
+    # Warnings as Python shows them, outside pytest's own capture of warnings.
+    script = (
+        "from promptdojo.kernel import Kernel\n"
+        "Kernel().run('import warnings\\nwarnings.warn(\"hot\", RuntimeWarning)', cell_id='w')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (
+        done.stderr == '<cell w>:2: RuntimeWarning: hot\n  warnings.warn("hot", RuntimeWarning)\n'
+    )

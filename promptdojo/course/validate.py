@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptdojo.course.giveaway import giveaways
 from promptdojo.course.model import Diagnostic, Lesson, LessonError, Location
 from promptdojo.course.parse import LESSON_FILE, discover, load_lesson
 from promptdojo.course.records import read_records
@@ -23,6 +24,17 @@ class ValidationResult:
     @property
     def ok(self) -> bool:
         return not self.diagnostics
+
+    def report(self) -> list[str]:
+        """What ``promptdojo validate`` prints: every problem, every warning, then a count."""
+        lines = [str(d) for d in self.diagnostics] + [f"warning: {w}" for w in self.warnings]
+        count, lessons, warned = len(self.diagnostics), len(self.lessons), len(self.warnings)
+        warnings = f", {warned} warning{'s' if warned != 1 else ''}" if warned else ""
+        lines.append(
+            f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
+            f"{count} problem{'s' if count != 1 else ''}{warnings}"
+        )
+        return lines
 
 
 def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
@@ -66,6 +78,7 @@ def validate(paths: Iterable[Path]) -> ValidationResult:
             continue
         result.lessons.append(lesson)
         for step in lesson.steps:
+            result.warnings += giveaways(step)
             found = read_records(step)
             if found.problem is None:
                 continue

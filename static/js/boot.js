@@ -151,6 +151,20 @@ async function coldBoot(loadPyodide, config, library) {
 }
 
 /**
+ * Why a package did not load, from what Pyodide reported: its own lines ("Loading numpy",
+ * "Failed to load numpy", "The following error occurred while loading numpy:") say nothing
+ * of the cause, which is on the lines after them.
+ */
+export function loadFailureCause(detail, name) {
+  const said = /^(Loading |Loaded |Failed to load |The following error occurred while loading )/;
+  const lines = String(detail)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !said.test(line));
+  return [...new Set(lines)].join("; ") || `${name} could not be loaded, and Pyodide said no more`;
+}
+
+/**
  * Load the packages not loaded yet through Pyodide's `loadPackage`: those no wheel was prepared
  * for, and any that failed at boot, tried once more to learn why (the server answers a missing
  * package at once, with the reason). Returns the reason for each one still missing, by name.
@@ -282,7 +296,7 @@ function newKernel(kernelModule, missing) {
     pyKernel.mark_unavailable(
       name,
       `${name} is not available: the server could not provide its Pyodide package ` +
-        `(${detail.split("\n")[0]}). Whoever runs the server can pre-fetch it with ` +
+        `(${loadFailureCause(detail, name)}). Whoever runs the server can pre-fetch it with ` +
         `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
     );
   }
