@@ -6,53 +6,14 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import replace
 
 import pytest
 
-from promptdojo.checking.judge import StepRunner
 from promptdojo.course import discover, load_lesson
-from promptdojo.kernel import seed_everything
 from tests.conftest import REAL_LESSONS
+from tests.lessons.feedback import Exercise, symptom
 
 LESSON = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization")
-
-
-class Exercise:
-    """One step run up to an exercise, in a real kernel, so wrong answers can meet its check."""
-
-    def __init__(self, step: int, exercise_id: str) -> None:
-        self.step = LESSON.steps[step - 1]
-        self.runner = StepRunner(self.step, seed=LESSON.seed, numpy=True)
-        self.exercise = self.step.exercise(exercise_id)
-        assert self.exercise is not None
-        seed_everything(LESSON.seed, numpy=True)
-        for cell in (*self.step.setup, *self.step.cells):
-            if cell.id == exercise_id:
-                self.cell = cell
-                break
-            outcome = self.runner.run_cell(cell)
-            assert outcome.status.name == "PASSED", outcome
-
-    def message(self, code: str) -> str:
-        """The check's message for ``code`` in place of the exercise (it must fail)."""
-        result, _, _ = self.runner.execute(replace(self.cell, code=code), 30)
-        assert result.ok, result.traceback
-        verdict, _, _ = self.runner.execute(self.exercise.check, 30)
-        assert not verdict.ok, f"the check accepted:\n{code}"
-        assert verdict.error_type == "AssertionError", verdict.traceback
-        return verdict.error_message
-
-    def passes(self, code: str) -> bool:
-        assert self.runner.execute(replace(self.cell, code=code), 30)[0].ok
-        return self.runner.execute(self.exercise.check, 30)[0].ok
-
-
-def symptom(message: str, forbidden: tuple[str, ...]) -> None:
-    """A message with numbers in it, and none of the forbidden formula or answer fragments."""
-    assert re.search(r"\d", message), message
-    for fragment in forbidden:
-        assert fragment not in message, (fragment, message)
 
 
 #: Per exercise, fragments of its formula or answer that no message of its check may give away.
@@ -85,7 +46,7 @@ def test_wrong_answers_get_a_symptom_not_the_answer(case) -> None:
     """The starter and each wrong answer of the lesson meet the message it expects, which
     names a symptom with numbers and gives away neither the formula nor the answer."""
     step, exercise_id = case
-    exercise = Exercise(step, exercise_id)
+    exercise = Exercise(LESSON, step, exercise_id)
     wrong = exercise.exercise.wrong
     messages = [exercise.message(c.code) for c in (exercise.cell, *wrong)]
     for message in messages:
