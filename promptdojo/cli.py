@@ -276,6 +276,7 @@ def check(
         bool,
         typer.Option("--check-outputs", help="Fail when an output drifts from its record."),
     ] = False,
+    show: Annotated[bool, typer.Option(help="Print what each cell printed and showed.")] = False,
     pyodide: Annotated[
         bool, typer.Option("--pyodide", help="Run the cells in real Pyodide under Node.")
     ] = False,
@@ -315,22 +316,17 @@ def check(
     shard: Annotated[str | None, typer.Option(metavar="I/N", help=SHARD_HELP)] = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
-
     Under --pyodide, a cell that uses more than half of its time limit gets a warning.
 
     Exit status: 0 all passed, 1 a cell failed or a lesson is invalid, 3 some cells could not run
     (a package missing from the cache under --pyodide).
     """
     from promptdojo.checking.console import run_check
-    from promptdojo.checking.scope import ScopeError, scope
+    from promptdojo.checking.scope import scope_or_exit
     from promptdojo.pyodide.release import Release, ReleaseError
 
-    try:
-        runtime = "pyodide" if pyodide or pyodide_dir else "cpython"
-        paths = scope(paths or [Path("lessons")], changed, shard, runtime)
-    except ScopeError as exc:  # a mistake (exit 2), or nothing to check (exit 0)
-        typer.echo(str(exc), err=bool(exc.code))
-        raise typer.Exit(exc.code) from None
+    runtime = "pyodide" if pyodide or pyodide_dir else "cpython"
+    paths = scope_or_exit(paths or [Path("lessons")], changed, shard, runtime, typer.echo)
     release = None
     if pyodide_dir is not None:
         try:
@@ -345,6 +341,7 @@ def check(
             junit_xml=junit_xml,
             record=record,
             check_outputs=check_outputs,
+            show=show,
             pyodide_cache=cache if pyodide and release is None else None,
             pyodide_release=release,
             snapshot_cache=None if no_snapshot else snapshot_cache,
@@ -386,6 +383,9 @@ def new_step(
     lessons_dir: Annotated[Path, typer.Option("--dir", help="Folder of lessons.")] = Path(
         "lessons"
     ),
+    slug: Annotated[
+        str | None, typer.Option(help="File name part (default: from the title).")
+    ] = None,
 ) -> None:
     """Add the next numbered step to a lesson."""
     from promptdojo.course.scaffold import ScaffoldError
@@ -393,7 +393,7 @@ def new_step(
 
     folder = Path(lesson) if Path(lesson).is_dir() else lessons_dir / lesson
     try:
-        path = add_step(folder, title)
+        path = add_step(folder, title, slug)
     except ScaffoldError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -15,7 +15,10 @@ Semantics:
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
+import linecache
 import sys
 import traceback
 import types
@@ -155,6 +158,34 @@ class _UnavailableFinder:
             raise ModuleNotFoundError(reason, name=fullname)
 
 
+_WARM_UP_KEY = "\0warm-up"
+#: A cell like a lesson's first: a loop, f-strings, a dict, a traceback caught, a last value.
+_WARM_UP = """\
+values = [0.60, 0.25, 0.15]
+total = 0.0
+for i, v in enumerate(values):
+    total += v * i
+print(f"{total:.3f}", dict(zip("abc", values)), sorted(values))
+try:
+    {}["missing"]
+except KeyError:
+    import traceback as _tb
+    _tb.format_exc()
+{"total": round(total, 3)}
+"""
+#: numpy's everyday calls, with a generator of its own (the global one is the lesson's).
+_WARM_UP_NUMPY = """\
+import numpy as np
+x = np.log(np.array(values))
+p = np.exp(x - x.max())
+p /= p.sum()
+rng = np.random.default_rng(0)
+grid = np.arange(6.0).reshape(2, 3)
+print(p.round(3).tolist(), int(np.argmax(p)), rng.choice(3, size=4, p=p), grid @ grid.T)
+grid
+"""
+
+
 class Kernel:
     """Namespaces per step, and the code that runs one cell in one of them."""
 
@@ -185,6 +216,22 @@ class Kernel:
         """Forget step ``key``'s namespace, so the next run starts clean."""
         self.namespaces.pop(key, None)
 
+    def warm_up(self, numpy: bool = False) -> CellResult:
+        """Run a typical cell once, its output discarded, in a namespace of its own.
+
+        In the browser, WebAssembly compiles each function of the interpreter (and of numpy) on
+        its first call: the parser, the compiler and the formatting a first cell needs cost some
+        200 ms there. The page calls this before it says "ready", so the learner's first Run
+        does not pay them. Nothing of it stays: no namespace, no output, no global random state.
+        """
+        code = _WARM_UP + (_WARM_UP_NUMPY if numpy else "")
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                return self.run(code, key=_WARM_UP_KEY, cell_id="warm-up")
+        finally:
+            self.reset(_WARM_UP_KEY)
+
     def run(
         self,
         code: str,
@@ -205,6 +252,7 @@ class Kernel:
         """
         filename = filename or f"{CELL_FILENAME_PREFIX}{cell_id}>"
         self._cell_files.add(filename)
+        remember_source(filename, code, first_line)
         ns = self.namespace(key)
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
@@ -272,6 +320,25 @@ class Kernel:
             traceback="".join(lines),
             error_line=frames[-1].lineno if frames else None,
         )
+
+
+def remember_source(filename: str, code: str, first_line: int = 1) -> None:
+    """Give ``linecache`` the cell's lines under ``filename``, from ``first_line`` on, so that
+    tracebacks and warnings show the source line (and carets) of a cell and of the functions it
+    defines: in the browser a cell is no file, and under ``check --pyodide`` the markdown file is
+    not in Pyodide's file system. Other cells of the same file keep their lines."""
+    entry = linecache.cache.get(filename)
+    kept = entry is not None and len(entry) == 4 and entry[1] is None
+    # A cell of its own (``<cell ID>``) is replaced whole; a file's other cells stay.
+    lines = list(entry[2]) if kept and not filename.startswith("<") else []
+    new = code.splitlines(keepends=True)
+    if new and not new[-1].endswith("\n"):
+        new[-1] += "\n"
+    start = first_line - 1
+    lines += ["\n"] * max(0, start + len(new) - len(lines))
+    lines[start : start + len(new)] = new
+    # No modification time: linecache.checkcache keeps the entry (it is no file to re-read).
+    linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
 
 
 #: Values one run may carry: a few more than a cell may declare, for controls since removed.

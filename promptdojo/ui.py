@@ -131,10 +131,12 @@ def _checked(spec: dict[str, Any], value: object) -> Any:
         if not isinstance(value, bool):
             raise ControlError(f"{refused}: a toggle is True or False")
         return value
-    if kind == "choice":
-        if not isinstance(value, str) or value not in spec["choices"]:
-            raise ControlError(f"{refused}: it must be one of {spec['choices']}")
-        return value
+    listed = spec.get("choices", spec.get("values"))
+    if listed is not None:
+        same_kind = isinstance(value, str) == isinstance(listed[0], str)
+        if isinstance(value, bool) or not same_kind or value not in listed:
+            raise ControlError(f"{refused}: it must be one of {listed}")
+        return listed[listed.index(value)]
     low, high, step = spec["min"], spec["max"], spec["step"]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ControlError(f"{refused}: a slider's value is a number")
@@ -149,18 +151,28 @@ def _checked(spec: dict[str, Any], value: object) -> Any:
 
 def slider(
     name: str,
-    min: float,
-    max: float,
-    value: float | None = None,
+    min: float | None = None,
+    max: float | None = None,
+    value: Any = None,
     step: float | None = None,
-) -> float:
+    *,
+    values: list[Any] | None = None,
+) -> Any:
     """A slider from ``min`` to ``max`` in steps of ``step``; returns its value.
 
     ``value`` (the default, ``min`` if omitted) is what CPython and the recorded outputs use.
     With whole-number bounds, default and step (``step`` defaults to 1 then, else to a
     hundredth of the range) the slider returns ``int``.
+
+    With ``values`` instead of ``min`` and ``max``, the slider steps through that list, in its
+    order (``values=[1, 2, 4, 8, 16, 32]``: the divisors of 32), and returns one of them, by
+    default ``value`` or the first.
     """
     label = f"slider {_name(name)!r}"
+    if values is not None:
+        return _stepped_slider(label, name, values, value, (min, max, step))
+    if min is None or max is None:
+        raise ControlError(f"{label}: give min and max, or values=[...]")
     low, high = _number(label, "min", min), _number(label, "max", max)
     if not low < high:
         raise ControlError(f"{label}: min ({low}) must be less than max ({high})")
@@ -179,16 +191,35 @@ def slider(
     return _declare({**spec, "default": default, "integer": integer})
 
 
-def choice(name: str, options: list[str], value: str | None = None) -> str:
-    """A drop-down of ``options``: returns the chosen one, by default ``value`` or the first."""
-    label = f"choice {_name(name)!r}"
-    options = list(options)
-    if not 1 <= len(options) <= MAX_CHOICES or not all(
-        isinstance(o, str) and 0 < len(o) <= MAX_TEXT for o in options
-    ):
-        raise ControlError(f"{label}: options must be 1 to {MAX_CHOICES} distinct texts")
+def _options(label: str, options: object, what: str, limit: int) -> list[Any]:
+    """``options`` as a list of 2 to ``limit`` distinct texts, or of distinct numbers."""
+    options = list(options) if isinstance(options, list | tuple) else []
+    texts = all(isinstance(o, str) and 0 < len(o) <= MAX_TEXT for o in options)
+    numbers = all(
+        isinstance(o, int | float) and not isinstance(o, bool) and math.isfinite(o) for o in options
+    )
+    if not 1 <= len(options) <= limit or not (texts or numbers):
+        raise ControlError(f"{label}: {what} must be 1 to {limit} texts, or 1 to {limit} numbers")
     if len(set(options)) != len(options):
-        raise ControlError(f"{label}: options must be distinct")
+        raise ControlError(f"{label}: {what} must be distinct")
+    return options
+
+
+def _stepped_slider(label: str, name: str, values: object, value: Any, others: tuple) -> Any:
+    if any(x is not None for x in others):
+        raise ControlError(f"{label}: give values=[...], or min, max and step, not both")
+    values = _options(label, values, "values", MAX_STEPS)
+    default = values[0] if value is None else value
+    if default not in values:
+        raise ControlError(f"{label}: the default {default!r} is not one of {values}")
+    return _declare({"kind": "slider", "name": name, "values": values, "default": default})
+
+
+def choice(name: str, options: list[Any], value: Any = None) -> Any:
+    """A drop-down of ``options`` (texts, or numbers such as ``[8, 16, 32]``): returns the
+    chosen one, by default ``value`` or the first."""
+    label = f"choice {_name(name)!r}"
+    options = _options(label, options, "options", MAX_CHOICES)
     default = options[0] if value is None else value
     if default not in options:
         raise ControlError(f"{label}: the default {default!r} is not one of {options}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from promptdojo.kernel import INPUT_NOT_SUPPORTED, Kernel
@@ -107,3 +109,60 @@ def test_input_says_plainly_that_it_is_not_supported() -> None:
     assert result.error_line == 1
     # Only the learner's line is in the traceback, not the stand-in's frame.
     assert result.traceback.count('File "') == 1
+
+
+def test_the_warm_up_runs_a_typical_cell_and_leaves_nothing_behind(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import random
+
+    import numpy as np
+
+    kernel = Kernel()
+    kernel.run("x = 1", key="step")
+    random.seed(5)
+    np.random.seed(5)
+    before = (random.getstate(), np.random.get_state()[1].tolist())
+    result = kernel.warm_up(numpy=True)
+    assert result.ok, result.traceback
+    assert result.value is not None  # its last expression went through the display path
+    assert list(kernel.namespaces) == ["step"]
+    assert capsys.readouterr() == ("", "")
+    assert (random.getstate(), np.random.get_state()[1].tolist()) == before
+
+
+def test_the_warm_up_without_numpy_works_where_numpy_cannot_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now fails
+    kernel = Kernel()
+    assert kernel.warm_up().ok
+    assert not kernel.warm_up(numpy=True).ok
+
+
+def test_a_cells_traceback_and_warnings_show_its_source_lines() -> None:
+    """A cell is no file: the kernel gives linecache its lines, as the browser needs."""
+    import subprocess
+    import sys
+
+    kernel = Kernel()
+    assert kernel.run("def half(x):\n    return x / 0\n", cell_id="define").ok
+    result = kernel.run("y = 1\nhalf(y)\n", cell_id="use")
+    assert result.traceback == (
+        "Traceback (most recent call last):\n"
+        '  File "<cell use>", line 2, in <module>\n'
+        "    half(y)\n"
+        '  File "<cell define>", line 2, in half\n'
+        "    return x / 0\n"
+        "           ~~^~~\n"
+        "ZeroDivisionError: division by zero\n"
+    )
+    # Warnings as Python shows them, outside pytest's own capture of warnings.
+    script = (
+        "from promptdojo.kernel import Kernel\n"
+        "Kernel().run('import warnings\\nwarnings.warn(\"hot\", RuntimeWarning)', cell_id='w')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (
+        done.stderr == '<cell w>:2: RuntimeWarning: hot\n  warnings.warn("hot", RuntimeWarning)\n'
+    )

@@ -121,3 +121,25 @@ def test_check_records_the_defaults(tmp_path: Path) -> None:
     assert recorded["temp"]["stdout"] == "T=1.00 model=small\n"
     assert recorded["later"]["stdout"] == "later sees T=1.00\n"
     assert recorded["slow"]["stdout"] == "v=0\n"
+
+
+def test_a_choice_of_numbers_and_a_slider_through_values_return_the_numbers() -> None:
+    code = (
+        "from promptdojo.ui import choice, slider\n"
+        "bits = choice('bits', [4, 8, 16], value=8)\n"
+        "group = slider('group size', values=[1, 2, 4, 8, 16, 32], value=4)\n"
+        "(bits, group)"
+    )
+    kernel = Kernel()
+    ran = kernel.run(code, controls={"bits": 16, "group size": 32})
+    assert ran.value["text/plain"] == "(16, 32)"
+    specs = {c["name"]: c for c in ran.controls}
+    assert specs["bits"]["choices"] == [4, 8, 16]
+    assert specs["group size"]["values"] == [1, 2, 4, 8, 16, 32]
+    for refused in ({"bits": "16"}, {"group size": 3}, {"bits": True}):
+        result = kernel.run(code, controls=refused)
+        assert result.error_type == "ControlError", refused
+    with pytest.raises(ControlError, match="give values"):
+        slider("x", 0, 10, values=[1, 2])
+    with pytest.raises(ControlError, match="texts, or 1 to 20 numbers"):
+        choice("mixed", ["a", 1])

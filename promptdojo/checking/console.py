@@ -21,6 +21,7 @@ from promptdojo.checking.report import (
     slow_cells,
     summary,
 )
+from promptdojo.checking.show import show_step
 
 if TYPE_CHECKING:
     from promptdojo.pyodide.release import Release
@@ -37,6 +38,7 @@ def run_check(
     junit_xml: Path | None = None,
     record: bool = False,
     check_outputs: bool = False,
+    show: bool = False,
     pyodide_cache: Path | None = None,
     pyodide_release: Release | None = None,
     snapshot_cache: Path | None = None,
@@ -48,7 +50,8 @@ def run_check(
     ``pyodide_release`` runs them in an unpacked Pyodide release with its own wheels. Either
     restores the memory snapshot kept in ``snapshot_cache``, made there if missing (``None``:
     every step boots from scratch). ``pass_env`` names variables the cells see besides the
-    allowed ones (:mod:`promptdojo.checking.environment`).
+    allowed ones (:mod:`promptdojo.checking.environment`). ``show`` prints what each visible
+    cell printed and showed (:mod:`promptdojo.checking.show`).
     """
     run_step = None
     if pyodide_cache is not None or pyodide_release is not None:
@@ -85,6 +88,10 @@ def run_check(
         result = check(paths, jobs=jobs, on_step=on_step, on_warning=echo, **kwargs)
     if record:
         _keep_times(result, "pyodide" if in_pyodide else "cpython", echo)
+    if show:
+        for step in result.steps:
+            for line in show_step(step):
+                echo(line)
     return _finish(result, junit_xml, record, check_outputs, echo, slow_warnings=in_pyodide)
 
 
@@ -166,11 +173,8 @@ def _finish(
         old = stale(result)
         if old:
             echo("")
-        for where, cell_id, command in old:
-            echo(
-                f"{where}: cell {cell_id!r}: recorded for an earlier version of this cell: "
-                f"run `{command}`"
-            )
+        for where, cell_id, why in old:
+            echo(f"{where}: cell {cell_id!r}: {why}")
         if changes or old:
             code = 1
         if changes:

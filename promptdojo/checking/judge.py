@@ -7,6 +7,8 @@ The rules, for every cell of a step:
 * a cell marked ``raises=Name`` passes only when it raises that exception;
 * an exercise passes when its starter code fails its check and its solution passes it
   (without a solution, only the first half applies); the solution is what later cells see;
+* each wrong answer of an exercise is an outcome of its own, right after the exercise's:
+  it passes when the check rejects it as ``expect=`` says (:mod:`.wrong`);
 * a ``no-ci`` cell is skipped with its reason;
 * a failed setup cell skips the whole step; after any other failure, only the later cells that
   use a name the failed cell did not get to bind are skipped (named in the message), and every
@@ -23,15 +25,16 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import io
 import re
 import time
 from collections.abc import Callable
 from typing import Protocol
 
+from promptdojo.checking.capture import CappedOutput
 from promptdojo.checking.outcome import CellOutcome, Output, Status
+from promptdojo.checking.wrong import judge_wrong, skipped_wrong
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Cell, CellKind, Step
-from promptdojo.kernel import OUTPUT_CAP, CellResult, Kernel, seed_everything
+from promptdojo.kernel import CellResult, Kernel, seed_everything
 
 #: Stands for every name: a failed cell whose bindings are unknown (``import *``, bad syntax).
 ANY_NAME = "*"
@@ -83,17 +86,16 @@ _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<rest>.*)$
 
 
 def learner_traceback(text: str, step: Step) -> str:
-    """A traceback numbered in the markdown file, as the learner's browser shows it.
+    """A traceback numbered in the cell's own lines, as the learner's browser shows it.
 
     The check compiles cells under their markdown file; the browser names each cell
-    ``<cell ID>`` and counts its lines from 1, and shows no source line under a runtime frame.
+    ``<cell ID>`` and counts its lines from 1. Both show the source line and carets (the kernel
+    gives ``linecache`` every cell's source).
     """
     cells = [*step.setup, *step.cells]
     for exercise in step.exercises:
         cells += [exercise.check] + ([exercise.solution] if exercise.solution else [])
-    runtime = text.startswith("Traceback")
     out: list[str] = []
-    in_frame = False
     for line in text.splitlines(keepends=True):
         match = _FRAME.match(line.rstrip("\n"))
         if match and match["file"] == str(step.path):
@@ -105,54 +107,9 @@ def learner_traceback(text: str, step: Step) -> str:
             if cell is not None:
                 local = number - cell.first_line + 1
                 out.append(f'  File "<cell {cell.id}>", line {local}{match["rest"]}\n')
-                in_frame = runtime
                 continue
-        if in_frame and line.startswith("    "):
-            continue  # the source line (and its carets): the browser has no source to show
-        in_frame = False
         out.append(line)
     return "".join(out)
-
-
-class CappedOutput:
-    """A cell's stdout and stderr, together at most ``cap`` characters: the browser's rule."""
-
-    def __init__(self, cap: int = OUTPUT_CAP) -> None:
-        self.cap = cap
-        self.kept = 0
-        self.truncated = False
-        self.parts: dict[str, list[str]] = {"stdout": [], "stderr": []}
-
-    def stream(self, name: str) -> io.TextIOBase:
-        """A file-like object for ``name`` (``stdout`` or ``stderr``)."""
-        return _Stream(self, name)
-
-    def write(self, name: str, text: str) -> None:
-        if self.truncated:
-            return
-        room = self.cap - self.kept
-        if len(text) > room:
-            text, self.truncated = text[:room], True
-        self.parts[name].append(text)
-        self.kept += len(text)
-
-    def text(self, name: str) -> str:
-        return "".join(self.parts[name])
-
-
-class _Stream(io.TextIOBase):
-    """One of a cell's two output streams, writing into its :class:`CappedOutput`."""
-
-    def __init__(self, output: CappedOutput, name: str) -> None:
-        super().__init__()
-        self.output, self.name = output, name
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self.output.write(self.name, text)
-        return len(text)
 
 
 class Limiter(Protocol):
@@ -192,6 +149,8 @@ class StepRunner:
         self.failed: str | None = None
         #: Names a failed cell would have bound, each with that cell's id.
         self.broken: dict[str, str] = {}
+        #: The outcomes of each exercise's wrong answers, by exercise id, once it has run.
+        self.wrong: dict[str, list[CellOutcome]] = {}
 
     def _limit(self, cell: Cell) -> float:
         return cell.time_limit if cell.time_limit is not None else self.default_time_limit
@@ -347,7 +306,9 @@ class StepRunner:
                 output=output,
             )
 
+        before = dict(self.kernel.namespace(self.key))
         starter, output, total = self.execute(cell, limit)
+        self.wrong[cell.id] = judge_wrong(self, exercise, limit, before)
         problem: CellOutcome | None = None
         if not starter.ok:
             problem = failed(*self._failure(cell, starter, "the starter code raised"))
@@ -373,14 +334,26 @@ class StepRunner:
             problem.seconds = total
         return problem or self._outcome(cell, Status.PASSED, seconds=total, output=output), True
 
+    def outcomes_of(self, cell: Cell) -> list[CellOutcome]:
+        """Judge one cell: its outcome, then, for an exercise, its wrong answers' outcomes."""
+        outcome = self.run_cell(cell)
+        exercise = self.step.exercise(cell.id) if cell.kind is CellKind.EXERCISE else None
+        if exercise is None:
+            return [outcome]
+        wrong = self.wrong.get(cell.id)
+        return [
+            outcome,
+            *(wrong if wrong is not None else skipped_wrong(exercise, outcome.message)),
+        ]
+
     def run(self, on_outcome: Callable[[CellOutcome], None] | None = None) -> list[CellOutcome]:
-        """Setup cells, then every visible cell, in order."""
+        """Setup cells, then every visible cell, in order, each exercise with its wrong answers."""
         outcomes = []
         if self.seed is not None:
             seed_everything(self.seed, numpy=self.numpy)
         for cell in (*self.step.setup, *self.step.cells):
-            outcome = self.run_cell(cell)
-            outcomes.append(outcome)
-            if on_outcome is not None:
-                on_outcome(outcome)
+            for outcome in self.outcomes_of(cell):
+                outcomes.append(outcome)
+                if on_outcome is not None:
+                    on_outcome(outcome)
         return outcomes

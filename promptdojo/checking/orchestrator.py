@@ -64,7 +64,7 @@ def check(
             step_result = future.result()
             only = reported.get(id(step_result.step))
             if only is not None:
-                step_result.outcomes = _selected(step_result.outcomes, only)
+                step_result.outcomes = _selected(step_result.outcomes, only, step_result.step)
                 step_result.selected = only
             result.steps.append(step_result)
             if on_step is not None:
@@ -75,6 +75,12 @@ def check(
     return result
 
 
-def _selected(outcomes: list[CellOutcome], cell_id: str) -> list[CellOutcome]:
-    """The selected cell's outcome, after any failure above it (which may explain it)."""
-    return [o for o in outcomes if o.cell_id == cell_id or o.status is Status.FAILED]
+def _selected(outcomes: list[CellOutcome], cell_id: str, step: Step) -> list[CellOutcome]:
+    """The selected cell's outcome, after any failure above it that may explain it (a wrong
+    answer's failure explains nothing below it)."""
+    wrong = {w.id for e in step.exercises for w in e.wrong}
+    return [
+        o
+        for o in outcomes
+        if o.cell_id == cell_id or (o.status is Status.FAILED and o.cell_id not in wrong)
+    ]

@@ -121,8 +121,13 @@ class CheckResult:
 
 
 def cells_of(step: Step) -> list[Cell]:
-    """The cells a step reports on, in order: setup cells, then the visible ones."""
-    return [*step.setup, *step.cells]
+    """The cells a step reports on, in order: setup cells, then the visible ones, each
+    exercise followed by its wrong answers."""
+    cells = list(step.setup)
+    for cell in step.cells:
+        exercise = step.exercise(cell.id)
+        cells += [cell, *(exercise.wrong if exercise else ())]
+    return cells
 
 
 def fill_missing(step: Step, done: list[CellOutcome], why: str) -> list[CellOutcome]:

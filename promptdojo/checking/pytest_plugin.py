@@ -1,4 +1,5 @@
-"""pytest plugin: ``pytest lessons/`` collects one test per cell, run with the cell check's rules.
+"""pytest plugin: ``pytest lessons/`` collects one test per cell, run with the cell check's rules,
+and one per wrong answer of an exercise, right after the exercise's own.
 
 Items are named ``<file>::<step>::<cell-id>`` and report the markdown line. A step's cells share
 one namespace and run in order; running one cell alone runs the cells above it first. After a
@@ -21,7 +22,7 @@ import pytest
 from promptdojo.checking.backends.cpython import ONE_BLAS_THREAD
 from promptdojo.checking.environment import scrubbed_environ
 from promptdojo.checking.judge import StepRunner
-from promptdojo.checking.outcome import CellOutcome, Status
+from promptdojo.checking.outcome import CellOutcome, Status, cells_of
 from promptdojo.checking.report import code_lines_at, excerpt
 from promptdojo.course.model import Cell, Lesson, LessonError
 from promptdojo.course.parse import LESSON_FILE, STEP_FILE, load_lesson
@@ -97,20 +98,22 @@ class StepNode(pytest.Collector):
         self.done: dict[str, CellOutcome] = {}
 
     def collect(self):
-        for cell in (*self.step.setup, *self.step.cells):
+        for cell in cells_of(self.step):
             yield CellItem.from_parent(self, name=cell.id, cell=cell)
 
     def outcome_of(self, cell: Cell) -> CellOutcome:
-        """Run the cells above ``cell`` that have not run yet, then ``cell``."""
+        """Run the cells above ``cell`` that have not run yet, then ``cell`` (for a wrong
+        answer: its exercise, which judges its wrong answers)."""
         if self.runner is None:
             self.runner = StepRunner(self.step, self.lesson.time_limit)
         pass_env = self.config.getoption("pass_env") or []
         for other in (*self.step.setup, *self.step.cells):
+            if cell.id in self.done:
+                break
             if other.id not in self.done:
                 with scrubbed_environ(pass_env):
-                    self.done[other.id] = self.runner.run_cell(other)
-            if other.id == cell.id:
-                break
+                    for outcome in self.runner.outcomes_of(other):
+                        self.done[outcome.cell_id] = outcome
         return self.done[cell.id]
 
 

@@ -10,13 +10,16 @@ from pathlib import Path
 
 from promptdojo.checking.outcome import CheckResult, Status, StepResult
 from promptdojo.course.records import (
+    ABOVE_KEY,
     CODE_KEY,
+    STALE_CELL,
+    above_hashes,
     code_hash,
-    is_stale,
     load_records,
     noise_hint,
     output_diff,
     refresh_command,
+    stale_records,
     write_step_records,
 )
 
@@ -24,10 +27,16 @@ __all__ = ["drift", "noise_hint", "stale", "write_records"]
 
 
 def _visible(step_result: StepResult) -> dict[str, dict]:
-    """Each passed visible cell's output, with the hash of the code that produced it."""
+    """Each passed visible cell's output, with the hashes of the code that produced it: its
+    own, and the code above it in the step."""
     code = {c.id: c.code for c in step_result.step.cells}
+    above = above_hashes(step_result.step)
     return {
-        o.cell_id: {**o.output.to_dict(), CODE_KEY: code_hash(code[o.cell_id])}
+        o.cell_id: {
+            **o.output.to_dict(),
+            CODE_KEY: code_hash(code[o.cell_id]),
+            ABOVE_KEY: above[o.cell_id],
+        }
         for o in step_result.outcomes
         if o.cell_id in code and o.status is Status.PASSED
     }
@@ -64,17 +73,21 @@ def drift(result: CheckResult) -> list[tuple[str, str, str]]:
 
 
 def stale(result: CheckResult) -> list[tuple[str, str, str]]:
-    """``(file:line, cell id, command)`` for every record made from other code than the cell's.
+    """``(file:line, cell id, why: command)`` for every record made from other code than the
+    cell's, or before a cell above it changed.
 
-    The page marks such a record "recorded for an earlier version of this cell"; the command
-    re-records that one cell.
+    The page marks such a record the same way; the command re-records that one cell, or the
+    whole step when code above it changed (every cell below is affected).
     """
     found = []
     for step_result in result.steps:
         recorded = load_records(step_result.step)
+        why = stale_records(step_result.step, recorded)
         ran = {o.cell_id for o in step_result.outcomes}
         for cell in step_result.step.cells:
-            if cell.id in ran and cell.id in recorded and is_stale(recorded[cell.id], cell.code):
+            if cell.id in ran and cell.id in why:
                 where = f"{cell.location.path}:{cell.first_line}"
-                found.append((where, cell.id, refresh_command(cell.location.path, cell.id)))
+                path = cell.location.path
+                command = refresh_command(path, cell.id if why[cell.id] == STALE_CELL else None)
+                found.append((where, cell.id, f"{why[cell.id]}: run `{command}`"))
     return found

@@ -46,6 +46,7 @@ def code_lines_at(step: Step, outcome: CellOutcome) -> int:
     parts = [*step.setup, *step.cells]
     for exercise in step.exercises:
         parts += [exercise.check] + ([exercise.solution] if exercise.solution else [])
+        parts += exercise.wrong
     for cell in parts:
         if cell.first_line == outcome.line and str(cell.location.path) == outcome.path:
             return cell.code.count("\n") + 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 CHANGED_HELP = (
@@ -160,3 +160,19 @@ def scope(paths: list[Path], changed: str | None, shard: str | None, runtime: st
     if not steps:
         raise ScopeError(f"nothing to check: shard {shard} has no step", code=0)
     return steps
+
+
+def scope_or_exit(
+    paths: list[Path],
+    changed: str | None,
+    shard: str | None,
+    runtime: str,
+    echo: Callable[..., None],
+) -> list[Path]:
+    """:func:`scope` for the command line: a mistake is printed and exits 2; nothing to check
+    is said and exits 0."""
+    try:
+        return scope(paths, changed, shard, runtime)
+    except ScopeError as exc:
+        echo(str(exc), err=bool(exc.code))
+        raise SystemExit(exc.code) from None

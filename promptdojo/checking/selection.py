@@ -66,22 +66,27 @@ def _under(path: Path, folder: Path) -> bool:
 
 
 def cell_ids(step: Step) -> list[str]:
-    """Every id a selection may name in ``step``: setup, visible, check and solution cells."""
+    """Every id a selection may name in ``step``: setup, visible, check, solution and
+    wrong-answer cells."""
     ids = [c.id for c in (*step.setup, *step.cells)]
     for exercise in step.exercises:
         ids += [exercise.check.id] + ([exercise.solution.id] if exercise.solution else [])
+        ids += [wrong.id for wrong in exercise.wrong]
     return ids
 
 
-def _reported_cell(step: Step, cell_id: str) -> Cell | None:
-    """The cell whose outcome answers for ``cell_id`` (a check or solution: its exercise)."""
+def _reported_cell(step: Step, cell_id: str) -> tuple[Cell, str] | None:
+    """The cell the run goes up to for ``cell_id`` (a check, solution or wrong answer: its
+    exercise), and the id whose outcome is reported (a wrong answer's own)."""
     for cell in (*step.setup, *step.cells):
         if cell.id == cell_id:
-            return cell
+            return cell, cell.id
     for exercise in step.exercises:
         parts = (exercise.check, exercise.solution)
         if any(p is not None and p.id == cell_id for p in parts):
-            return exercise.starter
+            return exercise.starter, exercise.id
+        if any(wrong.id == cell_id for wrong in exercise.wrong):
+            return exercise.starter, cell_id
     return None
 
 
@@ -109,8 +114,8 @@ def select(
             chosen.append((lesson, Selected(step)))
             continue
         for target in picks:
-            cell = _reported_cell(step, target.cell_id or "")
-            if cell is None:
+            found = _reported_cell(step, target.cell_id or "")
+            if found is None:
                 problems.append(
                     Diagnostic(
                         Location(step.path),
@@ -119,7 +124,8 @@ def select(
                     )
                 )
                 continue
-            chosen.append((lesson, Selected(cut_after(step, cell), cell.id)))
+            cell, reported = found
+            chosen.append((lesson, Selected(cut_after(step, cell), reported)))
     return chosen, problems
 
 

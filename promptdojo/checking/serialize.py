@@ -19,6 +19,7 @@ def cell_to_dict(cell: Cell) -> dict[str, Any]:
         "raises": cell.raises,
         "time_limit": cell.time_limit,
         "no_ci": cell.no_ci,
+        "expect": cell.expect,
     }
 
 
@@ -32,6 +33,7 @@ def cell_from_dict(data: dict[str, Any]) -> Cell:
         raises=data["raises"],
         time_limit=data["time_limit"],
         no_ci=data["no_ci"],
+        expect=data.get("expect"),
     )
 
 
@@ -49,6 +51,7 @@ def step_to_dict(step: Step) -> dict[str, Any]:
                 "id": e.id,
                 "check": cell_to_dict(e.check),
                 "solution": cell_to_dict(e.solution) if e.solution else None,
+                "wrong": [cell_to_dict(c) for c in e.wrong],
             }
             for e in step.exercises
         ],
@@ -64,6 +67,7 @@ def step_from_dict(data: dict[str, Any]) -> Step:
             starter=by_id[e["id"]],
             check=cell_from_dict(e["check"]),
             solution=cell_from_dict(e["solution"]) if e["solution"] else None,
+            wrong=tuple(cell_from_dict(c) for c in e.get("wrong", ())),
         )
         for e in data["exercises"]
     )

@@ -20,7 +20,9 @@ from promptdojo.course.source import parse_python
 CELL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: Fence languages read as ``python``: the short name, Python 3's, and Quarto's ``{python}``.
 PYTHON_ALIASES = ("py", "python3", "{python}")
-CELL_KEYS = ("id", "class", "for", "raises", "time_limit", "no-ci")
+CELL_KEYS = ("id", "class", "for", "raises", "time_limit", "no-ci", "expect")
+#: Kinds that belong to an exercise, named with ``for=ID``.
+ATTACHED = (CellKind.CHECK, CellKind.SOLUTION, CellKind.WRONG)
 CELL_CLASSES = tuple(k.value for k in CellKind if k is not CellKind.CODE)
 
 
@@ -153,19 +155,31 @@ def python_cell(
             "start with a letter; use letters, digits, - and _",
         )
     exercise = attrs.get("for")
-    if kind in (CellKind.CHECK, CellKind.SOLUTION) and not exercise:
+    if kind in ATTACHED and not exercise:
         report.add(
             path,
             line,
             f"a {kind.value} cell needs for=EXERCISE_ID",
             "name the exercise it belongs to",
         )
-    if exercise and kind not in (CellKind.CHECK, CellKind.SOLUTION) and "hint" not in classes:
+    if exercise and kind not in ATTACHED and "hint" not in classes:
         report.add(
             path,
             line,
-            "for= only goes on check and solution cells",
-            "remove it, or add .check or .solution",
+            "for= only goes on check, solution and wrong-answer cells",
+            "remove it, or add .check, .solution or .wrong",
+        )
+    expect = attrs.get("expect")
+    if expect is not None and kind is not CellKind.WRONG:
+        report.add(
+            path, line, "expect= only goes on wrong-answer cells", "remove it, or add .wrong"
+        )
+    elif expect is not None and not expect.strip():
+        report.add(
+            path,
+            line,
+            "expect= is empty",
+            'write the words the check\'s message must hold: expect="too high", or remove it',
         )
     time_limit = None
     if "time_limit" in attrs:
@@ -221,4 +235,5 @@ def python_cell(
         raises=raises,
         time_limit=time_limit,
         no_ci=no_ci,
+        expect=expect if kind is CellKind.WRONG else None,
     )

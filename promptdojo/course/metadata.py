@@ -123,6 +123,21 @@ def compose(text: str) -> yaml.Node | None:
     return _load(text)[0]
 
 
+_KEY_VALUE = re.compile(r"^\s*(?P<key>[\w-]+):\s+(?P<value>.*?)\s*$")
+
+
+def likely_fix(text: str, line: int | None) -> str:
+    """What most likely fixes a YAML error at ``line`` (0-based) of ``text``: quoting a value
+    that holds ": " (``title: Top-p: nucleus sampling``), else a general word."""
+    lines = text.splitlines()
+    for index in [line] if line is not None and line < len(lines) else range(len(lines)):
+        match = _KEY_VALUE.match(lines[index])
+        if match and ": " in match["value"] and match["value"][0] not in "\"'[{":
+            key, value = match["key"], match["value"].replace('"', '\\"')
+            return f'quote the {key}: it contains ": " (write {key}: "{value}")'
+    return "check indentation and quotes; quote a value that holds a colon or starts with [ or {"
+
+
 def load_mapping(
     text: str, path: Path, first_line: int, report: Report, what: str
 ) -> tuple[dict[str, Any], dict[str, int]] | None:
@@ -144,7 +159,11 @@ def load_mapping(
         last = first_line + max(lines - 1, 0)
         line = min(first_line + (mark.line if mark is not None else 0), last)
         reason = getattr(exc, "problem", None) or str(exc)
-        report.add(path, line, f"invalid YAML in {what}: {reason}", "check indentation and quotes")
+        ours = isinstance(exc, yaml.composer.ComposerError) and exc.context is None
+        column = f" (column {mark.column + 1})" if mark is not None and not ours else ""
+        # Our own refusals (aliases, nesting) say their fix already.
+        fix = "check indentation and quotes" if ours else likely_fix(text, mark and mark.line)
+        report.add(path, line, f"invalid YAML in {what}: {reason}{column}", fix)
         return None
     except (ValueError, OverflowError, RecursionError) as exc:  # a 5,000-digit number, say
         report.add(path, first_line, f"invalid YAML in {what}: {exc}", "write a plainer value")

@@ -55,6 +55,7 @@ class CellKind(StrEnum):
     EXERCISE = "exercise"  # starter code the learner completes
     CHECK = "check"  # hidden; runs after an exercise, fails it by raising
     SOLUTION = "solution"  # an exercise's solution, revealed on request
+    WRONG = "wrong"  # hidden, never sent to learners: a wrong answer its check must reject
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Cell:
     #: Where the first line of code is (the line after the opening fence).
     location: Location
     kind: CellKind = CellKind.CODE
-    #: For checks and solutions: the id of their exercise.
+    #: For checks, solutions and wrong answers: the id of their exercise.
     exercise: str | None = None
     #: Name of the exception this cell is expected to raise, e.g. ``"ZeroDivisionError"``.
     raises: str | None = None
@@ -74,6 +75,8 @@ class Cell:
     time_limit: float | None = None
     #: Why the cell check skips this cell (``no-ci="..."``); ``None`` means it runs in CI.
     no_ci: str | None = None
+    #: For wrong answers: text the check's rejection message must contain (``expect="..."``).
+    expect: str | None = None
 
     @property
     def first_line(self) -> int:
@@ -101,13 +104,27 @@ class Hint:
 
 @dataclass(frozen=True)
 class Exercise:
-    """Starter code, the check that judges it, hints in order, and the solution."""
+    """Starter code, the check that judges it, hints in order, the solution, and the wrong
+    answers the check must reject (``check`` proves them; learners never see them)."""
 
     id: str
     starter: Cell
     check: Cell
     hints: tuple[Hint, ...] = ()
     solution: Cell | None = None
+    wrong: tuple[Cell, ...] = ()
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A check, solution, hint or wrong answer naming an exercise its step does not hold.
+
+    The lesson reports it once every step is read: the exercise may be in another step.
+    """
+
+    what: str
+    exercise: str
+    location: Location
 
 
 @dataclass(frozen=True)
@@ -143,6 +160,8 @@ class Step:
     links: tuple[Link, ...] = ()
     #: The prose's headings as (anchor id, text), in order.
     headings: tuple[tuple[str, str], ...] = ()
+    #: Parts naming an exercise this step lacks (reported by the lesson, which sees every step).
+    orphans: tuple[Orphan, ...] = ()
 
     @property
     def cells(self) -> tuple[Cell, ...]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from promptdojo.course.cells import ImportRules
+from promptdojo.course.exercises import orphan_problems
 from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
 from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
 from promptdojo.course.problems import Report, is_lesson_file
@@ -149,6 +150,7 @@ def read_lesson(
             )
             break
         expected += 1
+    orphan_problems(steps, report)
     problems = tuple(report.items)
     steps = [
         replace(step, problems=tuple(d for d in problems if d.location.path == step.path))

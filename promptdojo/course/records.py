@@ -35,14 +35,53 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
 
 
+#: The key of a record that holds :func:`above_hashes`' hash of the code above its cell.
+ABOVE_KEY = "above"
+#: Why a record is stale, as the page and ``--check-outputs`` say it.
+STALE_CELL = "recorded for an earlier version of this cell"
+STALE_ABOVE = "recorded before a cell above it changed"
+
+
 def is_stale(record: dict, code: str) -> bool:
     """Whether ``record`` was made from other code than ``code`` (or before hashes were kept)."""
     return record.get(CODE_KEY) != code_hash(code)
 
 
-def refresh_command(path: object, cell_id: str) -> str:
-    """The command that re-records one cell."""
-    return f"promptdojo check {path}::{cell_id} --record"
+def above_hashes(step: Step) -> dict[str, str]:
+    """For each visible cell, a hash of the code that runs before it in its step: the setup
+    cells, the cells above it, and their exercises' checks and solutions (wrong answers leave
+    no trace, and hints are prose)."""
+    parts = [cell.code for cell in step.setup]
+    hashes = {}
+    for cell in step.cells:
+        hashes[cell.id] = code_hash("\0".join(parts))
+        parts.append(cell.code)
+        exercise = step.exercise(cell.id)
+        if exercise is not None:
+            parts += [exercise.check.code] + ([exercise.solution.code] if exercise.solution else [])
+    return hashes
+
+
+def stale_records(step: Step, records: dict[str, dict]) -> dict[str, str]:
+    """Why each visible cell's record is stale, by cell id: its own code changed
+    (:data:`STALE_CELL`), or code above it in the step did (:data:`STALE_ABOVE`), which may
+    change what it prints. A record without the hash of the code above is judged by its own."""
+    above = above_hashes(step)
+    found = {}
+    for cell in step.cells:
+        record = records.get(cell.id)
+        if record is None:
+            continue
+        if is_stale(record, cell.code):
+            found[cell.id] = STALE_CELL
+        elif record.get(ABOVE_KEY) not in (None, above[cell.id]):
+            found[cell.id] = STALE_ABOVE
+    return found
+
+
+def refresh_command(path: object, cell_id: str | None = None) -> str:
+    """The command that re-records one cell (or, without ``cell_id``, a whole step)."""
+    return f"promptdojo check {path}{f'::{cell_id}' if cell_id else ''} --record"
 
 
 def record_path(step: Step) -> Path:
@@ -67,6 +106,8 @@ class CellRecord(BaseModel):
     error: str | None = None
     #: :func:`code_hash` of the code that produced the record.
     code: str | None = None
+    #: :func:`above_hashes`' hash of the code that ran before the cell in its step.
+    above: str | None = None
     #: The output cap, when ``check`` cut the cell's stdout and stderr there.
     truncated: int | None = None
 

@@ -112,15 +112,23 @@ def new_lesson(lessons_dir: Path, lesson_id: str, title: str = "", chapter: str 
     return folder
 
 
-def new_step(lesson: Path, title: str) -> Path:
-    """Add the next numbered step file to the lesson folder ``lesson``; return its path."""
+def new_step(lesson: Path, title: str, slug: str | None = None) -> Path:
+    """Add the next numbered step file to the lesson folder ``lesson``; return its path.
+
+    Its file is named from the title (``03-top-p-explained.md``), or from ``slug`` when given
+    (a short name for a long title)."""
     if not (lesson / LESSON_FILE).is_file():
         raise ScaffoldError(f"{lesson} is not a lesson folder (it has no {LESSON_FILE})")
     if not title.strip():
         raise ScaffoldError("the step needs a title")
+    if slug is not None and not STEP_FILE.match(f"01-{slug}.md"):
+        raise ScaffoldError(
+            f"--slug {slug!r} cannot name a step file: use lowercase letters, digits and dashes, "
+            f"starting with a letter or digit (e.g. {slugify(slug)!r})"
+        )
     numbers = [int(m["number"]) for p in lesson.glob("*.md") if (m := STEP_FILE.match(p.name))]
     number = max(numbers, default=0) + 1
-    path = lesson / f"{number:02d}-{slugify(title)}.md"
+    path = lesson / f"{number:02d}-{slug or slugify(title)}.md"
     # A JSON string is a valid YAML scalar, whatever the title holds.
     text = NEXT_STEP.format(title_yaml=json.dumps(title), title_python=repr(title))
     path.write_text(text, encoding="utf-8")

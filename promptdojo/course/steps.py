@@ -6,6 +6,7 @@ import ast
 import builtins
 import difflib
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,12 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
+from promptdojo.course.exercises import link_exercises, wrong_id
 from promptdojo.course.links import collect_links, mark_headings
 from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import load_mapping
-from promptdojo.course.model import Cell, CellKind, Exercise, Hint, Location, Prose, Step
+from promptdojo.course.model import Cell, CellKind, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
 from promptdojo.course.source import parse_python
 
@@ -192,6 +194,7 @@ def parse_step(
     _check_raw_html(tokens, path, report)
     tokens = _as_text(tokens)
     meta: dict[str, Any] = {}
+    key_lines: dict[str, int] = {}
     front_matter_failed = False
     if tokens and tokens[0].type == "front_matter":
         loaded = load_mapping(tokens[0].content, path, 2, report, "front matter")
@@ -209,6 +212,14 @@ def parse_step(
         tokens = tokens[1:]
     headings, links = mark_headings(tokens), collect_links(tokens, path)
     title = meta.get("title")
+    if title and not isinstance(title, str | int | float):
+        report.add(
+            path,
+            key_lines.get("title"),
+            f"the title must be text, not {type(title).__name__}",
+            'write title: "…" on one line, in quotes if it holds ": " or starts with [ or {',
+        )
+        front_matter_failed, title = True, None
     if not title:
         if not front_matter_failed:  # else its mistake was reported
             report.add(
@@ -247,10 +258,14 @@ def parse_step(
             )
         is_hint = "hint" in fence.attrs.get("class", "").split()
         if fence.language == "python":
-            index += 1
+            # Wrong answers take no number: adding one never renames the cells after it.
+            wrong = "wrong" in fence.attrs.get("class", "").split()
+            index += 0 if wrong else 1
             cell = python_cell(fence, path, report, index, rules)
             if cell is None:
                 continue
+            if wrong and "id" not in fence.attrs:
+                cell = replace(cell, id=wrong_id(cell, attached))
             if cell.id in seen_ids:
                 report.add(
                     path,
@@ -281,65 +296,7 @@ def parse_step(
     flush()
     _check_raises([*setup, *(c for c in parts if isinstance(c, Cell)), *attached], path, report)
 
-    exercises: dict[str, Exercise] = {}
-    starters = {c.id: c for c in parts if isinstance(c, Cell) and c.kind is CellKind.EXERCISE}
-    checks: dict[str, Cell] = {}
-    solutions: dict[str, Cell] = {}
-    for cell in attached:
-        target = cell.exercise or ""
-        line = cell.first_line - 1
-        if cell.exercise and target not in starters:
-            report.add(
-                path,
-                line,
-                f"{cell.kind.value} for unknown exercise {target!r}",
-                did_you_mean(target, list(starters))
-                if starters
-                else "add an exercise cell {#" + target + " .exercise} before it",
-            )
-            continue
-        bucket = checks if cell.kind is CellKind.CHECK else solutions
-        if target in bucket:
-            report.add(
-                path,
-                line,
-                f"exercise {target!r} already has a {cell.kind.value} "
-                f"(line {bucket[target].first_line - 1})",
-                "keep one",
-            )
-            continue
-        bucket[target] = cell
-    exercise_hints: dict[str, list[Hint]] = {}
-    for target, hint, line in hints:
-        if not target:
-            report.add(
-                path, line, "hint without for=EXERCISE_ID", "name the exercise it helps with"
-            )
-        elif target not in starters:
-            report.add(
-                path,
-                line,
-                f"hint for unknown exercise {target!r}",
-                did_you_mean(target, list(starters)) if starters else "add the exercise first",
-            )
-        else:
-            exercise_hints.setdefault(target, []).append(hint)
-    for cell_id, starter in starters.items():
-        if cell_id not in checks:
-            report.add(
-                path,
-                starter.first_line - 1,
-                f"exercise {cell_id!r} has no check",
-                "add ```python {.check for=" + cell_id + "} with asserts",
-            )
-            continue
-        exercises[cell_id] = Exercise(
-            id=cell_id,
-            starter=starter,
-            check=checks[cell_id],
-            hints=tuple(exercise_hints.get(cell_id, ())),
-            solution=solutions.get(cell_id),
-        )
+    exercises, orphans = link_exercises(parts, attached, hints, path, report)
     return Step(
         number=number,
         slug=slug,
@@ -347,7 +304,8 @@ def parse_step(
         path=path,
         parts=tuple(parts),
         setup=tuple(setup),
-        exercises=tuple(exercises.values()),
+        exercises=exercises,
+        orphans=orphans,
         links=links,
         headings=headings,
     )

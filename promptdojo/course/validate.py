@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from promptdojo.course.bulk import DEFAULT_PARSED_CACHE, parse_many, read_safely
+from promptdojo.course.giveaway import giveaways
 from promptdojo.course.links import check_links
 from promptdojo.course.model import Diagnostic, Lesson, Location
 from promptdojo.course.outline import check_lessons, read_course
@@ -35,6 +36,17 @@ class ValidationResult:
     @property
     def ok(self) -> bool:
         return not self.diagnostics
+
+    def report(self) -> list[str]:
+        """What ``promptdojo validate`` prints: every problem, every warning, then a count."""
+        lines = [str(d) for d in self.diagnostics] + [f"warning: {w}" for w in self.warnings]
+        count, lessons, warned = len(self.diagnostics), len(self.lessons), len(self.warnings)
+        warnings = f", {warned} warning{'s' if warned != 1 else ''}" if warned else ""
+        lines.append(
+            f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
+            f"{count} problem{'s' if count != 1 else ''}{warnings}"
+        )
+        return lines
 
 
 def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
@@ -77,6 +89,8 @@ def _checked(
     lesson = read
     errors, warnings = [], []
     for step in lesson.steps:
+        # A hint or a check's message that gives the solution away: a warning.
+        warnings += giveaways(step)
         found = read_records(step)
         if found.problem is not None:
             # Conflict markers mean a merge left work undone: an error. Another broken record
@@ -125,16 +139,8 @@ def report(paths: Iterable[Path], echo: Callable[..., None]) -> int:
     """Validate ``paths`` and print every problem, every warning and a summary line through
     ``echo``; return the exit status (1 when there is a problem)."""
     result = validate(paths, cache=DEFAULT_PARSED_CACHE)
-    for diagnostic in result.diagnostics:
-        echo(str(diagnostic))
-    for warning in result.warnings:
-        echo(f"warning: {warning}")
-    count = len(result.diagnostics)
-    lessons = len(result.lessons)
-    warnings = f", {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''}"
-    echo(
-        f"{lessons} lesson{'s' if lessons != 1 else ''} valid, "
-        f"{count} problem{'s' if count != 1 else ''}{warnings if result.warnings else ''}",
-        err=bool(count),
-    )
-    return 1 if count else 0
+    *lines, last = result.report()
+    for line in lines:
+        echo(line)
+    echo(last, err=not result.ok)
+    return 0 if result.ok else 1

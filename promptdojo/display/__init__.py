@@ -26,6 +26,7 @@ from promptdojo.display.charts import (
     grouped_bars,
 )
 from promptdojo.display.memory import kv_cache_growth, memory_bars
+from promptdojo.display.serving import block_map, line_chart
 from promptdojo.display.svg import PALETTE, Figure
 
 __all__ = [
@@ -33,9 +34,11 @@ __all__ = [
     "Figure",
     "attention_heatmap",
     "bars",
+    "block_map",
     "compare_distributions",
     "error_histogram",
     "grouped_bars",
     "kv_cache_growth",
+    "line_chart",
     "memory_bars",
 ]

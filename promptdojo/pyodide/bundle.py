@@ -23,6 +23,7 @@ LEARNER_MODULES: tuple[str, ...] = (
     "kvcache.py",
     "kvconfig.py",
     "kvmemory.py",
+    "serving",
     "quantization",
     "display",
     "tinylm",

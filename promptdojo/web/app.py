@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import mimetypes
 from collections.abc import AsyncIterator
@@ -94,6 +95,15 @@ def _mount_files(
     )
 
 
+def in_folder(folder: Path, text: object) -> str:
+    """``text`` with every path inside ``folder`` written relative to it (``x/01-a.md:3``)."""
+    text = str(text)
+    for prefix in {str(folder.resolve()), str(folder.absolute()), str(folder)}:
+        if prefix not in ("", "."):
+            text = text.replace(prefix.rstrip("/") + "/", "")
+    return text
+
+
 def create_app(settings: Settings) -> FastAPI:
     """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
     manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
@@ -114,6 +124,9 @@ def create_app(settings: Settings) -> FastAPI:
         service_worker_url=urls.of(offline.SERVICE_WORKER_URL),
     )
     lessons_dir = Path(settings.lessons_dir)
+    # A diagnostic names files as the lessons folder was given; the page names them inside it,
+    # so no path of the server's machine reaches a page.
+    templates.env.filters["in_lessons"] = functools.partial(in_folder, lessons_dir)
     live = None
 
     @asynccontextmanager

@@ -18,7 +18,7 @@ from fastapi.responses import RedirectResponse, Response
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.imports import lesson_imports
-from promptdojo.course.records import code_hash
+from promptdojo.course.records import code_hash, stale_records
 from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import wheel_entry
@@ -233,12 +233,15 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
                 c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
             },
         }
+        recorded = state.catalog.records.get((lesson.id, step.number), {})
         context = {
             "lesson": lesson,
             "step": step,
             "kernel": kernel,
             "step_data": step_data,
-            "recorded": state.catalog.records.get((lesson.id, step.number), {}),
+            "recorded": recorded,
+            # Why a record is stale (its cell, or a cell above it, changed since): marked.
+            "stale": stale_records(step, recorded),
             "starter_hash": code_hash,
             # Only a lesson with mistakes (served in development) has any.
             "step_problems": step.problems,

@@ -77,23 +77,29 @@ async function main() {
   const session = new KernelSession(kernel);
   let ready = false;
   let mounted = null;
+  let current = null; // the step's side of the session
   showKernelStatus(kernel, session, document.querySelector(".kernel-status"), () => {
     ready = true;
     mounted?.setReady();
+    current?.ensureSetup(); // the step's hidden set-up runs now, not on the learner's first click
   });
 
   const mount = (navigated = false) => {
     const data = JSON.parse(document.getElementById("step-data").textContent);
     const root = document.querySelector("main");
+    current = session.enter(`${data.lesson}/${data.step}`, data.setup ?? []);
     mounted = mountStep(root, {
-      step: session.enter(`${data.lesson}/${data.step}`, data.setup ?? []),
+      step: current,
       session,
       config: kernel.config,
       data,
       isReady: () => ready,
       onSolved: (cellId) => renderProgress(markSolved(data.lesson, data.step, cellId)),
     });
-    if (ready) mounted.setReady();
+    if (ready) {
+      mounted.setReady();
+      current.ensureSetup();
+    }
     if (navigated && ready) performance.mark("pd:step-runnable");
     const progress = markVisited(data.lesson, data.step);
     renderProgress(progress);

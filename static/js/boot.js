@@ -151,6 +151,20 @@ async function coldBoot(loadPyodide, config, library) {
 }
 
 /**
+ * Why a package did not load, from what Pyodide reported: its own lines ("Loading numpy",
+ * "Failed to load numpy", "The following error occurred while loading numpy:") say nothing
+ * of the cause, which is on the lines after them.
+ */
+export function loadFailureCause(detail, name) {
+  const said = /^(Loading |Loaded |Failed to load |The following error occurred while loading )/;
+  const lines = String(detail)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !said.test(line));
+  return [...new Set(lines)].join("; ") || `${name} could not be loaded, and Pyodide said no more`;
+}
+
+/**
  * Load the packages not loaded yet through Pyodide's `loadPackage`: those no wheel was prepared
  * for, and any that failed at boot, tried once more to learn why (the server answers a missing
  * package at once, with the reason). Returns the reason for each one still missing, by name.
@@ -257,16 +271,9 @@ export async function bootCellRunner({
   const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
 
   const missing = await loadMissing(pyodide, packages, bootErrors);
-  const pyKernel = kernelModule.Kernel();
-  for (const [name, detail] of Object.entries(missing)) {
-    pyKernel.mark_unavailable(
-      name,
-      `${name} is not available: the server could not provide its Pyodide package ` +
-        `(${detail.split("\n")[0]}). Whoever runs the server can pre-fetch it with ` +
-        `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
-    );
-  }
-  const runner = new CellRunner(pyodide, pyKernel, missing);
+  const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
+  const importedAfterRestore = runner.importModules(imports);
+  const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
   onPhase("ready", {
     missing: Object.keys(missing),
     loaded: packages.filter((name) => !(name in missing)),
@@ -275,9 +282,25 @@ export async function bootCellRunner({
     fromWheels: Boolean(prepared) && !wheelsFailed,
     wheelsFailed,
     // Imported after the restore: a package's native code cannot be in a snapshot.
-    importedAfterRestore: runner.importModules(imports),
+    importedAfterRestore,
+    // A typical cell, run once unseen: the first Run pays no first-call compiling.
+    warmUp,
   });
   return runner;
+}
+
+/** The Python kernel, with an import of each package in `missing` failing with its reason. */
+function newKernel(kernelModule, missing) {
+  const pyKernel = kernelModule.Kernel();
+  for (const [name, detail] of Object.entries(missing)) {
+    pyKernel.mark_unavailable(
+      name,
+      `${name} is not available: the server could not provide its Pyodide package ` +
+        `(${loadFailureCause(detail, name)}). Whoever runs the server can pre-fetch it with ` +
+        `\`promptdojo pyodide fetch ${name}\`; then reload this page.`,
+    );
+  }
+  return pyKernel;
 }
 
 /**
@@ -332,6 +355,24 @@ export class CellRunner {
       dict.destroy();
       result.destroy();
     }
+  }
+
+  /**
+   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`): WebAssembly compiles each
+   * function on its first call, and this moves that cost off the learner's first Run. Returns
+   * `{ms, numpy}`, or `{failed}` (the learner's cells then show whatever it was).
+   */
+  warmUp(numpy) {
+    const started = performance.now();
+    try {
+      const result = this.pyKernel.warm_up.callKwargs({ numpy });
+      const ok = result.ok;
+      result.destroy();
+      if (!ok) return { failed: true, numpy };
+    } catch (error) {
+      return { failed: String(error?.message ?? error).split("\n").at(-1), numpy };
+    }
+    return { ms: Math.round(performance.now() - started), numpy };
   }
 
   /** Forget the namespace `key`. */

@@ -14,15 +14,18 @@ function decimals(step) {
   return text.includes("e-") ? Number(text.split("e-")[1]) : (text.split(".")[1] ?? "").length;
 }
 
-/** The value an input holds, as the type its control returns. */
+/** A list control's items (a choice's options, a slider's `values`): the input holds an index. */
+const listed = (spec) => spec.choices ?? spec.values;
+
+/** The value an input holds, as the type its control returns (a number stays a number). */
 function inputValue(spec, input) {
   if (spec.kind === "toggle") return input.checked;
-  if (spec.kind === "choice") return input.value;
+  if (listed(spec)) return listed(spec)[Number(input.value)];
   return Number(Number(input.value).toFixed(decimals(spec.step)));
 }
 
 function shownValue(spec, value) {
-  if (spec.kind === "slider") return Number(value).toFixed(decimals(spec.step));
+  if (spec.kind === "slider" && !spec.values) return Number(value).toFixed(decimals(spec.step));
   if (spec.kind === "toggle") return value ? "on" : "off";
   return String(value);
 }
@@ -42,15 +45,18 @@ function controlElement(spec, id, value, onInput) {
   label.htmlFor = id;
   label.textContent = spec.name;
   let input;
+  const index = listed(spec) ? Math.max(0, listed(spec).indexOf(value)) : null;
   if (spec.kind === "choice") {
     input = document.createElement("select");
-    for (const option of spec.choices) input.append(new Option(option, option));
-    input.value = value;
+    spec.choices.forEach((option, i) => input.append(new Option(String(option), String(i))));
+    input.value = String(index);
   } else {
     input = document.createElement("input");
     input.type = spec.kind === "toggle" ? "checkbox" : "range";
     if (spec.kind === "toggle") input.checked = value;
+    else if (spec.values) Object.assign(input, { min: 0, max: spec.values.length - 1, step: 1 });
     else Object.assign(input, { min: spec.min, max: spec.max, step: spec.step, value });
+    if (spec.values) input.value = String(index);
   }
   input.id = id;
   input.name = spec.name;
@@ -127,6 +133,7 @@ export function mountControls(section, { values, save, changed, hasLater }) {
           if (spec.value === spec.default) delete chosen[spec.name];
           else chosen[spec.name] = spec.value;
           if (spec.kind === "toggle") inputs[i].input.checked = spec.value;
+          else if (listed(spec)) inputs[i].input.value = String(listed(spec).indexOf(spec.value));
           else inputs[i].input.value = spec.value;
           inputs[i].show();
         });

@@ -3,6 +3,7 @@
 // step's namespace: its setup cells, and what is replayed after a restart.
 import { liveRunner, mountControls } from "./controls.js";
 import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
+import { mountHelp } from "./help.js";
 import { appendOutput, showResult, showSetupFailures } from "./output.js";
 import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
 
@@ -129,7 +130,8 @@ function mountCell(section, next, ctx) {
     };
     showNotice(message, [["Undo reset", undo]]);
   };
-  const execute = cellRunner(section, ctx, code, controls);
+  const help = mountHelp(section, data);
+  const execute = cellRunner(section, { ...ctx, help }, code, controls);
   controls.live = liveRunner({
     execute: () => execute(false, true),
     inflight: () => execute.inflight,
@@ -232,6 +234,7 @@ function cellRunner(section, ctx, code, controls) {
     } else {
       finish(runVerdict(result, ms, section.dataset.raises ?? null, ctx.session.restartNote));
     }
+    if (withCheck && !result.ok && !result.stopped) ctx.help.checkFailed();
     return result;
   };
   const tracked = (withCheck = false, live = false) => {

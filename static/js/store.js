@@ -6,6 +6,8 @@
 //   promptdojo:v1:progress:<lesson>            -> {visited: [step...], solved: {step: [cell...]}}
 //   promptdojo:v1:controls:<lesson>:<step>:<cell> -> {name: value}  (the cell's controls the
 //                                                 learner moved off the author's default)
+//   promptdojo:v1:help:<lesson>:<step>:<cell>  -> {hints, failed, solution}  (an exercise's help:
+//                                                 hints opened, a Check failed, solution shown)
 
 const PREFIX = "promptdojo:v1:";
 export const EXPORT_FORMAT = "promptdojo-work";
@@ -62,6 +64,34 @@ export function saveControls(lesson, step, cell, values) {
   return write(controlsKey(lesson, step, cell), empty ? null : values);
 }
 
+const helpKey = (lesson, step, cell) => `help:${lesson}:${step}:${cell}`;
+
+/** A help record as stored, or as a file holds it: whole hints opened and two flags. */
+function plainHelp(value) {
+  const hints = Number.isInteger(value?.hints) && value.hints >= 0 ? value.hints : 0;
+  return { hints, failed: value?.failed === true, solution: value?.solution === true };
+}
+
+/** How far the learner went into an exercise's help: `{hints, failed, solution}`. */
+export function loadHelp(lesson, step, cell) {
+  return plainHelp(read(helpKey(lesson, step, cell)));
+}
+
+/** Save an exercise's help state. */
+export function saveHelp(lesson, step, cell, help) {
+  return write(helpKey(lesson, step, cell), plainHelp(help));
+}
+
+/** Two help records as one: the further of each (nothing opened is closed again). */
+function mergedHelp(mine, theirs) {
+  const [a, b] = [plainHelp(mine), plainHelp(theirs)];
+  return {
+    hints: Math.max(a.hints, b.hints),
+    failed: a.failed || b.failed,
+    solution: a.solution || b.solution,
+  };
+}
+
 export function loadProgress(lesson) {
   const progress = read(`progress:${lesson}`) ?? {};
   return {
@@ -98,7 +128,8 @@ export function exportWork() {
 
 /**
  * Restore an export. Throws an Error that says what is wrong with the file, and then writes
- * nothing. Progress is merged (nothing solved is forgotten); edits in the file win.
+ * nothing. Progress and help are merged (nothing solved or opened is forgotten); edits in the
+ * file win.
  */
 export function importWork(text) {
   let data;
@@ -111,7 +142,7 @@ export function importWork(text) {
     throw new Error('this file was not made by "Export my work" (format promptdojo-work, version 1)');
   }
   const entries = Object.entries(data.items).filter(([key]) =>
-    ["edit:", "progress:", "controls:"].some((kind) => key.startsWith(kind)),
+    ["edit:", "progress:", "controls:", "help:"].some((kind) => key.startsWith(kind)),
   );
   let edits = 0;
   for (const [key, value] of entries) {
@@ -126,6 +157,8 @@ export function importWork(text) {
       write(key, { visited: [...visited], solved });
     } else if (key.startsWith("controls:")) {
       if (plainValues(value)) write(key, value);
+    } else if (key.startsWith("help:")) {
+      write(key, mergedHelp(read(key), value));
     } else if (typeof value?.code === "string") {
       write(key, value);
       edits += 1;

@@ -222,3 +222,88 @@ def test_declared_packages_this_python_lacks_are_named_up_front(tmp_path: Path) 
     ), done.stdout
     assert "-m pip install scipy`, or check in Pyodide with `promptdojo check --pyodide`" in first
     assert done.returncode == 0, "a cell that does not import it still passes"
+
+
+def test_a_wrong_answer_that_passes_fails_the_check_at_its_line() -> None:
+    folder = FIXTURES / "checking" / "wrong"
+    done = check(str(folder))
+    assert done.returncode == 1
+    step = f"{folder}/01-double.md"
+    assert f"PASSED {step}::1::double-wrong-1 (" in done.stdout
+    assert (
+        f"{step}:30: cell 'double-wrong-2': the check of exercise 'double' accepts this wrong "
+        "answer"
+    ) in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("3 passed, 2 failed, 0 skipped in ")
+
+
+def test_check_takes_one_wrong_answer_by_its_id() -> None:
+    step = FIXTURES / "checking" / "wrong" / "01-double.md"
+    done = check(f"{step}::double-wrong-1")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")
+
+
+SHOWN = """---
+title: Shown
+---
+
+```python
+print("tokens: 3")
+```
+
+```python {#chart}
+class Chart:
+    def _repr_svg_(self):
+        return "<svg width='40' height='20'><title>Top &amp; tail</title></svg>"
+
+
+Chart()
+```
+
+```python {#quiet}
+x = 1
+```
+"""
+
+
+def test_show_prints_each_cells_output_and_a_picture_as_its_title_and_size(
+    tmp_path: Path,
+) -> None:
+    lesson = tmp_path / "shown"
+    lesson.mkdir()
+    (lesson / "lesson.yaml").write_text("id: shown\ntitle: Shown\nchapter: c\n")
+    (lesson / "01-shown.md").write_text(SHOWN)
+    done = check(str(lesson), "--show")
+    assert done.returncode == 0, done.stdout
+    step = lesson / "01-shown.md"
+    assert (
+        f"── {step}:6 cell 'cell-1'\n   tokens: 3\n"
+        f"── {step}:10 cell 'chart'\n   [picture: Top & tail, 40×20]\n"
+        f"── {step}:19 cell 'quiet'\n"
+    ) in done.stdout
+    assert "── " not in check(str(lesson)).stdout
+
+
+def test_a_change_above_a_cell_makes_its_record_stale_too(tmp_path: Path) -> None:
+    """A cell's output may depend on any cell above it: changing one marks every record below
+    it, each with the command that refreshes it."""
+    lesson = tmp_path / "hello"
+    shutil.copytree(FIXTURES / "lessons" / "hello", lesson)
+    step = lesson / "01-where-am-i.md"
+    assert check(str(step), "--record").returncode == 0
+    step.write_text(step.read_text().replace("import sys\n", "import sys\n\nanswer = 0\n"))
+    done = check(str(step), "--check-outputs")
+    assert done.returncode == 1
+    assert "output differs" not in done.stdout
+    assert (
+        f"{step}:8: cell 'cell-1': recorded for an earlier version of this cell: run "
+        f"`promptdojo check {step}::cell-1 --record`"
+    ) in done.stdout
+    assert (
+        f"{step}:18: cell 'cell-2': recorded before a cell above it changed: run "
+        f"`promptdojo check {step} --record`"
+    ) in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("2 passed, 0 failed, 0 skipped, 2 stale")
+    assert check(str(step), "--record").returncode == 0
+    assert check(str(step), "--check-outputs").returncode == 0

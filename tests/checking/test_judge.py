@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -230,10 +232,73 @@ def test_an_expected_error_is_recorded_as_the_learner_sees_it(tmp_path: Path) ->
     )
     outcomes = {o.cell_id: o for o in StepRunner(load_lesson(tmp_path).steps[0]).run()}
     assert outcomes["boom"].status is Status.PASSED
-    assert outcomes["boom"].output.error == (
-        "Traceback (most recent call last):\n"
-        '  File "<cell boom>", line 2, in <module>\n'
-        '  File "<cell define>", line 2, in f\n'
-        "KeyError: 'k'\n"
-    )
+    # The source line of each frame, and carets under the failing part (their exact shape is
+    # the Python version's).
+    error = outcomes["boom"].output.error
+    assert re.fullmatch(
+        r"Traceback \(most recent call last\):\n"
+        r'  File "<cell boom>", line 2, in <module>\n'
+        r"    f\(\{\}\)\n(?:    [~^]+\n)?"
+        r'  File "<cell define>", line 2, in f\n'
+        r"    return d\['k'\]\n           ~\^+\n"
+        r"KeyError: 'k'\n",
+        error,
+    ), error
     assert outcomes["define"].output.error == ""
+
+
+WRONG = ROOT / "tests" / "fixtures" / "checking" / "wrong"
+
+
+def test_each_wrong_answer_is_judged_after_its_exercise_at_its_own_line() -> None:
+    lesson = load_lesson(WRONG)
+    outcomes = StepRunner(lesson.steps[0], seed=lesson.seed).run()
+    assert [o.cell_id for o in outcomes] == [
+        "double",
+        "double-wrong-1",
+        "double-wrong-2",
+        "double-wrong-3",
+        "after",
+    ]
+    by_id = {o.cell_id: o for o in outcomes}
+    assert by_id["double"].status is Status.PASSED
+    assert by_id["double-wrong-1"].status is Status.PASSED
+    accepted = by_id["double-wrong-2"]
+    assert (accepted.status, accepted.line) == (Status.FAILED, 30)
+    assert accepted.message == (
+        "the check of exercise 'double' accepts this wrong answer: tighten the check, "
+        "or fix the wrong answer"
+    )
+    other = by_id["double-wrong-3"]
+    assert (other.status, other.line) == (Status.FAILED, 40)
+    assert other.message == (
+        "the check rejects this wrong answer with 'AssertionError: double(2) is 6, it should "
+        "be 4', not with a message holding 'is 8': change the check's message, or expect="
+    )
+
+
+def test_wrong_answers_leave_no_trace_for_the_cells_below() -> None:
+    """The cell after the exercise sees the solution, no name a wrong answer bound, and the
+    seeded generator where it would be without wrong answers."""
+    lesson = load_lesson(WRONG)
+    step = lesson.steps[0]
+    bare = replace(step, exercises=tuple(replace(e, wrong=()) for e in step.exercises))
+    printed = [StepRunner(s, seed=lesson.seed).run()[-1].output.stdout for s in (step, bare)]
+    assert printed[0] == printed[1]
+    assert printed[0].startswith("10 False ")
+
+
+def test_wrong_answers_of_a_skipped_exercise_are_skipped() -> None:
+    lesson = load_lesson(WRONG)
+    step = lesson.steps[0]
+    parts = tuple(
+        replace(p, no_ci="needs a GPU") if getattr(p, "id", "") == "double" else p
+        for p in step.parts
+    )
+    outcomes = StepRunner(replace(step, parts=parts), seed=lesson.seed).run()
+    assert [o.cell_id for o in outcomes][:4] == [
+        "double",
+        *(f"double-wrong-{n}" for n in (1, 2, 3)),
+    ]
+    assert [o.status for o in outcomes[:4]] == [Status.SKIPPED] * 4
+    assert outcomes[1].message == "skipped: exercise 'double' did not run"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from promptdojo.checking.outcome import cells_of
 from promptdojo.course import discover, load_lesson
 from promptdojo.pyodide.release import Release
 from tests.conftest import ROOT
@@ -83,14 +84,16 @@ def test_missing_package_is_not_run_never_passed(tmp_path: Path) -> None:
 def test_the_shipped_lessons_pass_in_pyodide_with_numpy_and_their_records(
     numpy_release: Release,
 ) -> None:
-    """Every cell of every lesson, in Pyodide 0.29.0 with numpy under Node, prints its record."""
+    """Every cell of every lesson, in Pyodide 0.29.0 with numpy under Node, prints its record,
+    and every wrong answer meets its expected message there too."""
     done = check("--pyodide-dir", str(numpy_release.path), "--check-outputs", str(ROOT / "lessons"))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    cells = sum(
-        len(step.setup) + len(step.cells)
-        for folder in discover(ROOT / "lessons")
-        for step in load_lesson(folder).steps
-    )
+    steps = [step for folder in discover(ROOT / "lessons") for step in load_lesson(folder).steps]
+    cells = sum(len(cells_of(step)) for step in steps)
+    wrong = [w.id for step in steps for e in step.exercises for w in e.wrong]
+    assert len(wrong) >= 30
+    for cell_id in wrong:
+        assert f"::{cell_id} (" in done.stdout
     assert done.stdout.splitlines()[-1].startswith(f"{cells} passed, 0 failed, 0 skipped in ")
     assert "drifted" not in done.stdout
 
@@ -117,3 +120,14 @@ def test_the_lesson_seed_gives_pyodide_the_same_draws_as_cpython(tmp_path: Path)
         timeout=300,
     )
     assert cpython.returncode == 0, cpython.stdout
+
+
+def test_wrong_answers_are_proven_in_pyodide(tmp_path: Path) -> None:
+    folder = FIXTURES / "checking" / "wrong"
+    done = check(str(folder), "--cache", str(tmp_path))
+    out = done.stdout
+    step = f"{folder}/01-double.md"
+    assert f"PASSED {step}::1::double-wrong-1 (" in out
+    assert f"{step}:30: cell 'double-wrong-2': the check of exercise 'double' accepts" in out
+    assert f"{step}:40: cell 'double-wrong-3': the check rejects this wrong answer with" in out
+    assert out.splitlines()[-1].startswith("3 passed, 2 failed, 0 skipped in ")

@@ -96,3 +96,41 @@ def test_an_invalid_lesson_is_a_collection_error(pytester: pytest.Pytester) -> N
     result = pytester.runpytest_subprocess("broken")
     result.stdout.fnmatch_lines(["*01-a.md:7: Python syntax error in cell 'cell-1'*"])
     assert result.ret != 0
+
+
+@pytest.fixture
+def wrong(pytester: pytest.Pytester):
+    shutil.copytree(
+        ROOT / "tests" / "fixtures" / "checking" / "wrong", pytester.path / "lessons" / "wrong"
+    )
+    return pytester
+
+
+def test_one_item_per_wrong_answer_right_after_its_exercise(wrong: pytest.Pytester) -> None:
+    result = wrong.runpytest_subprocess("lessons", "--collect-only", "-q")
+    ids = [line for line in result.outlines if "::" in line]
+    step = "lessons/wrong/01-double.md::1::"
+    assert ids == [
+        f"{step}{name}"
+        for name in ("double", "double-wrong-1", "double-wrong-2", "double-wrong-3", "after")
+    ]
+
+
+def test_a_wrong_answer_its_check_accepts_fails_at_its_line(wrong: pytest.Pytester) -> None:
+    result = wrong.runpytest_subprocess("lessons", "-rA")
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*lessons/wrong/01-double.md:30: the check of exercise 'double' accepts this wrong "
+            "answer: tighten the check, or fix the wrong answer",
+            "*lessons/wrong/01-double.md:40: the check rejects this wrong answer with "
+            "'AssertionError: double(2) is 6, it should be 4', not with a message holding 'is 8'*",
+        ]
+    )
+
+
+def test_one_wrong_answer_alone(wrong: pytest.Pytester) -> None:
+    result = wrong.runpytest_subprocess("lessons/wrong/01-double.md::1::double-wrong-1")
+    result.assert_outcomes(passed=1)
+    result = wrong.runpytest_subprocess("lessons/wrong/01-double.md::1::double-wrong-2")
+    result.assert_outcomes(failed=1)

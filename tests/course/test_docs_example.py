@@ -51,3 +51,14 @@ def test_the_documented_solution_passes_its_check_and_the_starter_does_not(
         assert kernel.run(step.cells[1].code).error_type == "ValueError"
         assert kernel.run(code).ok
         assert kernel.run(exercise.check.code).ok is should_pass
+
+
+def test_the_documented_wrong_answers_meet_their_messages(tmp_path: Path) -> None:
+    from promptdojo.checking.judge import StepRunner
+    from promptdojo.checking.outcome import Status
+
+    lesson = load_lesson(example_lesson(tmp_path))
+    outcomes = StepRunner(lesson.steps[0]).run()
+    wrong = [o for o in outcomes if "-wrong-" in o.cell_id]
+    assert [o.cell_id for o in wrong] == ["count-wrong-1", "count-wrong-2", "count-wrong-3"]
+    assert all(o.status is Status.PASSED for o in outcomes), outcomes

@@ -37,7 +37,7 @@ EXPECTED = [
         "front-matter-invalid",
         "01-a.md",
         3,  # "summary: [oops", where the bracket is never closed
-        "invalid YAML in front matter: expected ',' or ']', but got '<stream end>'",
+        "invalid YAML in front matter: expected ',' or ']', but got '<stream end>' (column 15)",
     ),
     ("front-matter-odd-key", "01-a.md", 3, "unknown front matter key None"),
     ("front-matter-unknown-key", "01-a.md", 3, "unknown front matter key 'sumary'"),
@@ -76,9 +76,33 @@ EXPECTED = [
         "yaml-invalid",
         "lesson.yaml",
         3,
-        "invalid YAML in lesson.yaml: expected ',' or ']', but got '<stream end>'",
+        "invalid YAML in lesson.yaml: expected ',' or ']', but got '<stream end>' (column 1)",
     ),
     ("yaml-not-mapping", "lesson.yaml", 1, "lesson.yaml must be a mapping of keys to values"),
+    ("wrong-for-unknown-exercise", "01-a.md", 14, "wrong answer for unknown exercise 'dubble'"),
+    (
+        "wrong-in-another-step",
+        "02-b.md",
+        5,
+        "a wrong answer must be in the same step as its exercise; 'double' is at "
+        f"{CORPUS / 'wrong-in-another-step' / '01-a.md'}:5",
+    ),
+    (
+        "hint-in-another-step",
+        "02-b.md",
+        5,
+        "a hint must be in the same step as its exercise; 'double' is at "
+        f"{CORPUS / 'hint-in-another-step' / '01-a.md'}:5",
+    ),
+    ("wrong-without-for", "01-a.md", 14, "a wrong cell needs for=EXERCISE_ID"),
+    ("expect-not-on-wrong", "01-a.md", 14, "expect= only goes on wrong-answer cells"),
+    (
+        "yaml-colon-in-title",
+        "01-top-p.md",
+        2,
+        "invalid YAML in front matter: mapping values are not allowed here (column 13)",
+    ),
+    ("title-not-text", "01-top-p.md", 2, "the title must be text, not dict"),
 ]
 
 BY_CASE: dict[str, list[tuple[str, int | None, str]]] = defaultdict(list)
@@ -129,3 +153,17 @@ def test_did_you_mean_suggestions() -> None:
     assert hints["unknown-class"].endswith("did you mean 'exercise'?")
     assert hints["lesson-unknown-key"].endswith("did you mean 'seed'?")
     assert hints["hint-for-unknown-exercise"].endswith("did you mean 'double'?")
+
+
+def test_a_yaml_error_says_the_likely_fix_and_a_bad_title_falls_back_to_the_file_name() -> None:
+    from promptdojo.course.parse import read_lesson
+
+    with pytest.raises(LessonError) as info:
+        load_lesson(CORPUS / "yaml-colon-in-title")
+    (problem,) = info.value.diagnostics
+    assert problem.hint == (
+        'quote the title: it contains ": " (write title: "Top-p: nucleus sampling")'
+    )
+    for case in ("yaml-colon-in-title", "title-not-text"):
+        (step,) = read_lesson(CORPUS / case).steps
+        assert step.title == "Top p", case

@@ -46,3 +46,18 @@ def test_maths_that_cannot_render_is_reported_at_its_line(tmp_path: Path) -> Non
         "command \\notacommand: write TeX such as \\frac{p(x)}{q(x)}, x_1, \\sum_{i=1}^{n}, "
         "\\min(1, r)"
     ]
+
+
+def test_every_example_of_the_supported_tex_renders() -> None:
+    import re
+
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+    section = doc.split("### Supported TeX", 1)[1].split("\n## ", 1)[0]
+    examples = re.findall(r"`\$(.+?)\$`", section)
+    assert len(examples) >= 30
+    for tex in examples:
+        assert "<math" in to_mathml(tex, False), tex
+    with pytest.raises(MathError):
+        to_mathml(r"\arg\max_x", False)

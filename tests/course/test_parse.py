@@ -107,7 +107,7 @@ def test_every_kind_of_cell(fixture_lessons: Path) -> None:
     assert exercise.check.exercise == "double"
     assert [h.html for h in exercise.hints] == [
         "<p>Multiplication is allowed.</p>\n",
-        "<p><code>return 2 * x</code></p>\n",
+        "<p>Twice <code>x</code> is <code>x + x</code>, or a product.</p>\n",
     ]
     assert exercise.solution is not None
     assert "2 * x" in exercise.solution.code

@@ -94,3 +94,21 @@ def test_every_command_has_help() -> None:
         result = runner.invoke(app, [*command, "--help"])
         assert result.exit_code == 0, command
         assert "Usage:" in result.output
+
+
+def test_new_step_takes_a_slug_for_a_long_title(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["new", "kv-basics"]).exit_code == 0
+    title = "Paged attention: how vLLM keeps the cache in blocks"
+    result = runner.invoke(app, ["new-step", "kv-basics", title, "--slug", "paged"])
+    assert result.exit_code == 0, result.output
+    step = tmp_path / "lessons" / "kv-basics" / "02-paged.md"
+    assert f"created {Path('lessons') / 'kv-basics' / '02-paged.md'}" in result.output
+    assert title in step.read_text()
+    bad = runner.invoke(app, ["new-step", "kv-basics", "X", "--slug", "Paged Attention"])
+    assert bad.exit_code == 1
+    assert "--slug 'Paged Attention' cannot name a step file" in bad.output
+    assert "'paged-attention'" in bad.output
+    assert runner.invoke(app, ["validate", "lessons"]).exit_code == 0

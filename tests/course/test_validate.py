@@ -109,3 +109,58 @@ def test_validate_reuses_the_lessons_that_did_not_change(
     changed = validation.validate([lessons], cache=cache)
     assert parsed == [lessons / "knobs"]  # only the lesson whose file changed
     assert [d.location.path for d in changed.diagnostics] == [step]
+
+
+GIVEAWAY = """---
+title: Temperature
+---
+
+```python {#guess .exercise}
+prediction = 1.0
+```
+
+```python {.check for=guess}
+assert prediction != 1.0, "move it"
+assert abs(prediction - 0.36) < 0.01, f"at {prediction} it is too flat; try 0.36"
+if prediction < 0:
+    raise AssertionError("temperatures are positive; keep it above 0")
+```
+
+```markdown {.hint for=guess}
+Solve `0.6 ** (1 / t) == 0.9` for `t`.
+```
+
+```markdown {.hint for=guess}
+Write `prediction = 0.36`.
+```
+
+```markdown {.hint for=guess}
+Take the logarithm of both sides.
+```
+
+```python {.solution for=guess}
+prediction = 0.36
+```
+"""
+
+
+def test_feedback_that_holds_the_solution_is_a_warning(tmp_path: Path) -> None:
+    folder = tmp_path / "temperature"
+    folder.mkdir()
+    (folder / "lesson.yaml").write_text("id: temperature\ntitle: T\nchapter: c\n")
+    (folder / "01-guess.md").write_text(GIVEAWAY)
+    result = validate([folder])
+    assert result.ok
+    step = folder / "01-guess.md"
+    assert [str(w) for w in result.warnings] == [
+        f"{step}:20: hint 2 of exercise 'guess' gives away the solution's line "
+        "`prediction = 0.36`: lead to it instead: name the idea, or a value to try it on",
+        f"{step}:11: the check of exercise 'guess' says the solution's answer 0.36: name the "
+        "symptom instead (what the learner's code gives, and where)",
+    ]
+
+
+def test_the_shipped_lessons_give_nothing_away() -> None:
+    result = validate([ROOT / "lessons"])
+    assert result.ok
+    assert result.warnings == []

@@ -190,3 +190,26 @@ def test_a_removed_or_renamed_control_is_dropped_without_an_error(
     expect(stdout(page, "temp")).to_have_text("T=0.50 model=small\n")
     expect(page.locator("#cell-temp .cell-status")).to_contain_text("Done in")
     assert json.loads(page.evaluate(f"localStorage.getItem('{KEY}')")) == {"temperature": 0.5}
+
+
+def test_a_choice_of_numbers_and_a_slider_through_a_list_return_numbers(
+    page: Page, server: Server
+) -> None:
+    page.goto(f"{server.url}/lessons/knobs/2")
+    wait_ready(page)
+    cell = page.locator("#cell-lists")
+    expect(cell.locator(".recorded")).to_contain_text("int 8 int 4")
+    cell.get_by_label("bits").select_option("16")
+    expect(stdout(page, "lists")).to_have_text("int 16 int 4\n")
+    group = cell.get_by_label("group size", exact=True)
+    expect(group).to_have_attribute("type", "range")
+    group.focus()
+    page.keyboard.press("ArrowRight")
+    expect(stdout(page, "lists")).to_have_text("int 16 int 8\n")
+    expect(cell.locator("output.control-value").nth(1)).to_have_text("8")
+    page.keyboard.press("End")
+    expect(stdout(page, "lists")).to_have_text("int 16 int 32\n")
+    page.reload()  # the values are saved as numbers and drawn again
+    wait_ready(page)
+    expect(cell.get_by_label("bits")).to_have_value("2")
+    expect(cell.locator("output.control-value").nth(1)).to_have_text("32")

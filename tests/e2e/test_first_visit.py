@@ -108,6 +108,9 @@ def test_serve_sends_each_file_once(
         stop_server(server)
     assert detail["restored"] is True
     assert "numpy" in detail["importedAfterRestore"]
+    # A typical cell ran once, unseen, numpy included, before "ready" (the first Run's compiling).
+    assert detail["warmUp"]["numpy"] is True, detail
+    assert detail["warmUp"]["ms"] >= 0, detail
     counts = fetched(server.log)
     assert_each_file_once(counts)
     assert counts[f"/pyodide/{numpy_release.version}/pyodide.asm.wasm"] == 1, counts

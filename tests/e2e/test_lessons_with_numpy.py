@@ -71,11 +71,12 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     browser: Browser, numpy_server: Server
 ) -> None:
     """Pages of the 0.29.0 release restore its snapshot and install numpy from the wheel the page
-    unpacked and compiled meanwhile (wheels.js); each load draws anew."""
+    unpacked and compiled meanwhile (wheels.js); each load draws fresh entropy, and the lesson's
+    seed, applied as soon as Python is ready, gives numpy's global generator the check's numbers."""
     code = (
         "import numpy as np\n"
-        "print(np.random.default_rng().integers(2**62), np.random.rand(),"
-        " np.random.default_rng(0).integers(1000))"
+        "print(np.random.default_rng().integers(2**62), np.random.SeedSequence().entropy,"
+        " np.random.default_rng(0).integers(1000), np.random.rand())"
     )
     printed = []
     for _ in range(2):
@@ -90,8 +91,10 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     first, second = printed
     assert first[0] != second[0]
     assert first[1] != second[1]
-    # Seeded: the value numpy gives for seed 0 anywhere.
+    # Seeded: the value numpy gives for seed 0 anywhere; and the lesson's seed, queued at
+    # "ready" before anything the learner (here, the test) runs, gives the same draw each load.
     assert first[2] == second[2] == "850"
+    assert first[3] == second[3]
 
 
 def test_the_temperature_exercise_is_a_prediction_its_slider_confirms(

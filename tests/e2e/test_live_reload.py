@@ -85,3 +85,30 @@ def test_a_typo_in_step_3_leaves_steps_1_and_2_runnable(page: Page, tmp_path: Pa
         expect(page.locator(".lesson-list li.unavailable")).to_contain_text("Speculative")
     finally:
         stop_server(server)
+
+
+def test_a_prose_save_keeps_python_and_the_outputs_and_a_code_save_marks_the_cell(
+    page: Page, authoring: tuple[Server, Path]
+) -> None:
+    server, lesson = authoring
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    run(page, "cell-1")
+    first = page.locator("#cell-cell-1 .cell-output")
+    expect(first).to_contain_text("platform: emscripten")
+    page.evaluate("window.sameDocument = true")
+    step = lesson / "01-where-am-i.md"
+    step.write_text(step.read_text().replace("need only the standard library", "run anywhere"))
+    expect(page.locator("article")).to_contain_text(
+        "This step's cells run anywhere.", timeout=15_000
+    )
+    assert page.evaluate("window.sameDocument") is True, "the page was not reloaded"
+    expect(first).to_contain_text("platform: emscripten")
+    expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "ready")
+
+    step.write_text(step.read_text().replace("answer = 6 * 7", "answer = 6 * 8"))
+    notice = page.locator("#cell-cell-2 .cell-notice")
+    expect(notice).to_contain_text("This cell changed in the lesson file", timeout=15_000)
+    expect(page.locator("#cell-cell-1 .cell-notice")).to_be_hidden()
+    assert page.evaluate("window.sameDocument") is True
+    expect(first).to_contain_text("platform: emscripten")

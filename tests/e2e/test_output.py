@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Server, run, wait_ready
+from tests.e2e.conftest import Server, run, run_code, wait_ready
 
 
 def test_html_output_renders_but_its_script_and_onerror_never_run(
@@ -35,3 +35,27 @@ def test_input_fails_at_once_with_a_plain_message(page: Page, server: Server) ->
         "input() is not supported in lesson cells: a cell cannot stop and wait for typing."
     )
     expect(ask.locator(".cell-output")).to_contain_text("line 1, in <module>")
+
+
+def test_a_traceback_shows_the_learners_source_lines_and_carets(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/2")
+    wait_ready(page)
+    run(page, "cell-1")
+    output = page.locator("#cell-cell-1 .cell-output")
+    expect(output).to_contain_text('File "<cell cell-1>", line 5, in <module>\n    inverse(0)')
+    # The function the cell defined shows its line too, with carets under the division.
+    expect(output).to_contain_text(
+        'File "<cell cell-1>", line 2, in inverse\n    return 1 / x\n           ~~^~~'
+    )
+
+
+def test_a_python_warning_reaches_stderr_once_per_location(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    code = 'import warnings\nwarnings.warn("the logits overflowed", RuntimeWarning)\n'
+    first = run_code(page, code)
+    assert first == (
+        "<cell t>:2: RuntimeWarning: the logits overflowed\n"
+        '  warnings.warn("the logits overflowed", RuntimeWarning)\n'
+    )
+    assert run_code(page, code) == "", "once per location, as in CPython"

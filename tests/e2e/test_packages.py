@@ -124,6 +124,9 @@ def test_an_unreachable_upstream_still_gives_a_ready_kernel(page: Page, server: 
     )
     expect(error).to_contain_text("Whoever runs the server can pre-fetch it with")
     expect(error).to_contain_text("`promptdojo pyodide fetch numpy`")
+    # The cause, not Pyodide's heading for it.
+    expect(error).not_to_contain_text("The following error occurred while loading numpy:")
+    expect(error).to_contain_text("package (Failed to fetch)")
 
 
 def test_a_folder_that_is_not_a_release_is_refused_with_what_it_lacks(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The shipped lesson in the browser: every step renders, navigates in place, and passes axe."""
+"""The shipped lessons in the browser: every step renders, navigates in place, and passes axe."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from promptdojo.course import load_lesson
+from promptdojo.course import discover, load_lesson
+from tests.conftest import REAL_LESSONS
 from tests.e2e.conftest import Server, serious_violations, start_server, stop_server, wait_ready
 
-LESSON = "decoding-kv-cache-quantization"
+LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
 
 
 @pytest.fixture(scope="module")
@@ -23,15 +24,16 @@ def real_server(real_lessons: Path, tmp_path_factory: pytest.TempPathFactory) ->
     stop_server(server)
 
 
+@pytest.mark.parametrize("lesson_id", LESSONS)
 def test_next_walks_every_step_in_place_with_recorded_outputs(
-    page: Page, real_server: Server, real_lessons: Path
+    page: Page, real_server: Server, real_lessons: Path, lesson_id: str
 ) -> None:
-    lesson = load_lesson(real_lessons / LESSON)
-    page.goto(f"{real_server.url}/lessons/{LESSON}/1")
+    lesson = load_lesson(real_lessons / lesson_id)
+    page.goto(f"{real_server.url}/lessons/{lesson_id}/1")
     page.evaluate("window.__sameDocument = true")
     for step in lesson.steps:
         expect(page.get_by_role("heading", level=1)).to_have_text(step.title)
-        expect(page).to_have_url(f"{real_server.url}/lessons/{LESSON}/{step.number}")
+        expect(page).to_have_url(f"{real_server.url}/lessons/{lesson_id}/{step.number}")
         # Every visible cell has an editor, and recorded outputs stand in until Python is ready.
         expect(page.locator(".cell .cm-editor")).to_have_count(len(page.locator(".cell").all()))
         assert page.locator(".cell-output .recorded").count() > 0
@@ -43,14 +45,15 @@ def test_next_walks_every_step_in_place_with_recorded_outputs(
     expect(page.locator(".kernel-status")).to_contain_text("without numpy")
 
 
+@pytest.mark.parametrize("lesson_id", LESSONS)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_passes_on_every_step(
-    axe_page: Page, real_server: Server, real_lessons: Path, scheme: str
+    axe_page: Page, real_server: Server, real_lessons: Path, scheme: str, lesson_id: str
 ) -> None:
     axe_page.emulate_media(color_scheme=scheme)
     found = {}
-    for step in load_lesson(real_lessons / LESSON).steps:
-        axe_page.goto(f"{real_server.url}/lessons/{LESSON}/{step.number}")
+    for step in load_lesson(real_lessons / lesson_id).steps:
+        axe_page.goto(f"{real_server.url}/lessons/{lesson_id}/{step.number}")
         expect(axe_page.locator(".cell .cm-editor").first).to_be_visible()
         found[step.number] = serious_violations(axe_page)
     assert found == {number: [] for number in found}

@@ -154,3 +154,46 @@ def test_an_edit_the_browser_refuses_to_store_is_announced_not_lost(
     notice = page.locator("#cell-one").get_by_role("alert")
     expect(notice).to_contain_text("did not let promptdojo save your edit")
     assert editor_text(page, "one") == "counter = 9"
+
+
+def test_hints_open_in_order_and_the_solution_after_them_or_a_failed_check(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    page.goto(f"{server.url}/lessons/hello/3")
+    cell = page.locator("#cell-double")
+    hints = cell.locator("details.hint")
+    solution = cell.locator("details.solution")
+    anyway = cell.get_by_role("button", name="Show the solution anyway")
+    expect(hints.nth(0)).to_be_visible()
+    expect(hints.nth(1)).to_be_hidden()
+    expect(solution).to_be_hidden()
+    hints.nth(0).locator("summary").click()
+    expect(hints.nth(1)).to_be_visible()
+    expect(solution).to_be_hidden()
+    expect(anyway).to_be_hidden()
+    # A failed Check offers the solution before the last hint.
+    wait_ready(page)
+    cell.get_by_role("button", name="Check").click()
+    expect(cell.locator(".cell-status")).to_contain_text("Not yet", timeout=30_000)
+    expect(anyway).to_be_visible()
+    page.reload()  # the state is saved: hint 1 open, hint 2 offered, the offer still there
+    expect(hints.nth(0)).to_have_attribute("open", "")
+    expect(hints.nth(1)).to_be_visible()
+    expect(anyway).to_be_visible()
+    expect(solution).to_be_hidden()
+    anyway.click()
+    expect(solution).to_be_visible()
+    expect(solution.locator("code")).to_contain_text("return 2 * x")
+
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Export my work").click()
+    exported = tmp_path / "work.json"
+    download_info.value.save_as(exported)
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    expect(hints.nth(1)).to_be_hidden()
+    expect(solution).to_be_hidden()
+    page.get_by_label("Import work").set_input_files(exported)
+    expect(page.locator(".work-status")).to_contain_text("Imported")
+    expect(hints.nth(1)).to_be_visible()
+    expect(solution).to_be_visible()

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { zeroFreeHeap } from "../../static/js/boot.js";
+import { loadFailureCause, zeroFreeHeap } from "../../static/js/boot.js";
 
 const require = createRequire(import.meta.url);
 const core = path.dirname(require.resolve("pyodide/package.json")) + path.sep;
@@ -47,4 +47,21 @@ test("the free heap is zeroed: a freed block's old bytes do not reach the snapsh
 
 test("a build without the allocator calls is left alone", () => {
   assert.equal(zeroFreeHeap({ HEAPU8: new Uint8Array(16) }), 0);
+});
+
+test("a package that failed to load is reported with its cause, not Pyodide's heading", () => {
+  const detail = [
+    "Loading numpy",
+    "Failed to load numpy",
+    "The following error occurred while loading numpy:",
+    "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl: 503 Service Unavailable",
+  ].join("\n");
+  assert.equal(
+    loadFailureCause(detail, "numpy"),
+    "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl: 503 Service Unavailable",
+  );
+  assert.equal(
+    loadFailureCause("The following error occurred while loading numpy:\n", "numpy"),
+    "numpy could not be loaded, and Pyodide said no more",
+  );
 });

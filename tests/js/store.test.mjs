@@ -79,3 +79,20 @@ test("a file that is not an export is refused and nothing is written", () => {
   assert.throws(() => store.importWork('{"format": "x", "version": 1, "items": {}}'), /not made/);
   assert.equal(localStorage.length, 0);
 });
+
+test("an exercise's help is saved, and an import never closes what was opened", () => {
+  assert.deepEqual(store.loadHelp("l", 1, "ex"), { hints: 0, failed: false, solution: false });
+  store.saveHelp("l", 1, "ex", { hints: 2, failed: false, solution: false });
+  const file = {
+    format: "promptdojo-work",
+    version: 1,
+    items: { "help:l:1:ex": { hints: 1, failed: true, solution: false, extra: "<script>" } },
+  };
+  store.importWork(JSON.stringify(file));
+  assert.deepEqual(store.loadHelp("l", 1, "ex"), { hints: 2, failed: true, solution: false });
+  assert.deepEqual(store.exportWork().items["help:l:1:ex"], {
+    hints: 2,
+    failed: true,
+    solution: false,
+  });
+});

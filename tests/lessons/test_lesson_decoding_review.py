@@ -24,7 +24,7 @@ from promptdojo.kvcache import (
 from promptdojo.quantization import FORMATS, model_size
 from promptdojo.tinylm import TinyLM
 from tests.conftest import REAL_LESSONS
-from tests.lessons.test_lesson_decoding_feedback import Exercise
+from tests.lessons.feedback import Exercise
 
 LESSON = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization")
 
@@ -137,7 +137,8 @@ def test_nits() -> None:
 
 def test_step_five_points_to_the_serving_lesson_and_step_six_covers_gpu_formats() -> None:
     five = flat(5)
-    assert '"Serving: batching, the paged KV cache and speculative decoding"' in five
+    title = "Serving: batching, the paged KV cache and speculative decoding"
+    assert f"[{title}](lesson:serving)" in five
     assert "prefix_match_unit" not in five
     formats = stdout(6, "ship-formats")
     for name in ("FP8", "FP8-block", "int4-g128", "NVFP4", "MXFP4"):
@@ -226,7 +227,7 @@ def test_r9_the_int4_checkpoint_keeps_embeddings_and_lm_head_in_fp16() -> None:
     real = model_size(8_030_000_000, "int4-g128", unquantized=kept)
     assert f"`weights_int4` is {real / 1e9:.2f} GB, not the 4.2 GB" in five
     assert f"{model_size(8_030_000_000, 'int4-g128') / 1e9:.1f} GB" == "4.2 GB"
-    capacity = Exercise(5, "capacity")
+    capacity = Exercise(LESSON, 5, "capacity")
     assert capacity.passes(capacity.exercise.solution.code)
     everything_int4 = (
         "def sessions_on(gpu_bytes, bytes_per_number):\n"

@@ -33,6 +33,14 @@ FIGURES = {
     "heatmap": lambda: display.attention_heatmap(np.tril(np.ones((3, 3))) / 3, ["a", "b", "c"]),
     "memory": lambda: display.memory_bars({"8k": 2**30}, limit=2**31),
     "growth": lambda: display.kv_cache_growth({"Llama-3-8B": 131072}, 32768),
+    "blocks": lambda: display.block_map(["a", "a", None, "b"] * 20, title="The pool", columns=24),
+    "lines": lambda: display.line_chart(
+        {"continuous batching": ([7.9, 16.6], [248, 2584]), "static": ([7.9, 14.5], [157, 1213])},
+        title="One A100, Llama-3.1-8B: throughput against time per token",
+        xlabel="median time per output token (ms)",
+        ylabel="tokens per second",
+        labels={"continuous batching": ["2", "128"]},
+    ),
 }
 
 
@@ -76,6 +84,10 @@ def test_limit_marks_overflowing_bars() -> None:
 
 
 def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="at least one block"):
+        display.block_map([])
+    with pytest.raises(ValueError, match="as many x values as y values"):
+        display.line_chart({"a": ([1, 2], [1])})
     with pytest.raises(ValueError, match="values, one per label"):
         display.grouped_bars({"x": [1.0]}, ["a", "b"])
     with pytest.raises(ValueError, match="square"):

@@ -47,7 +47,8 @@ def test_dev_mode_shows_the_broken_lessons_errors() -> None:
     assert f"<code>{MIXED / 'broken' / '01-a.md'}:7</code>: Python syntax error" in index
     page = c.get("/lessons/broken/1", headers=HTML)
     assert page.status_code == 200
-    assert f"{MIXED / 'broken' / '01-a.md'}:7" in page.text
+    assert "<code>broken/01-a.md:7</code>" in page.text
+    assert str(ROOT) not in page.text, "no path of the server's machine on the page"
     assert "Python syntax error in cell" in page.text
     assert "This step has 1 problem" in page.text
 
@@ -76,10 +77,7 @@ def test_one_typo_in_step_3_leaves_steps_1_and_2_readable(tmp_path: Path) -> Non
     third = c.get("/lessons/spec/3", headers=HTML)
     assert third.status_code == 200
     assert "This step has 1 problem" in third.text
-    assert (
-        f"{folder / 'spec' / '03-s3.md'}:9</code>: Python syntax error in cell &#39;c3&#39;"
-        in third.text
-    )
+    assert "<code>spec/03-s3.md:9</code>: Python syntax error in cell &#39;c3&#39;" in third.text
     assert "Prose 3." in third.text  # the step itself is still shown under its problems
     index = c.get("/", headers=HTML).text
     assert "No lessons here yet" not in index

@@ -207,3 +207,23 @@ def test_the_one_inline_script_comes_first_and_the_csp_allows_it_by_its_hash(
     # The index boots no Python: no inline script there.
     index = client.get("/", headers=HTML).text
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", index)
+
+
+def test_wrong_answers_never_reach_the_page(tmp_path) -> None:
+    """The check and the solution are in the page source; the wrong answers are not."""
+    import shutil
+
+    from promptdojo.web.app import create_app
+    from promptdojo.web.settings import Settings
+    from tests.conftest import ROOT
+
+    lessons = tmp_path / "lessons"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "checking" / "wrong", lessons / "wrong")
+    client = TestClient(create_app(Settings(lessons_dir=lessons, package_cache_dir=tmp_path)))
+    response = client.get("/lessons/wrong-answers/1", headers=HTML)
+    assert response.status_code == 200
+    text = response.text
+    assert "it should be 4" in text
+    assert "return 2 * x" in text
+    for wrong in ("x + 1", "return 4", "x * 3", "leak = ", "double-wrong", "is 8"):
+        assert wrong not in text, wrong

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from promptdojo.kernel import OUTPUT_CAP
 from promptdojo.web.app import create_app
 from promptdojo.web.settings import Settings
-from tests.conftest import ROOT
+from tests.conftest import FIXTURE_LESSONS, ROOT
 
 HTML = {"accept": "text/html"}
 
@@ -29,6 +29,7 @@ def test_a_cell_that_raises_on_purpose_shows_its_recorded_error(client: TestClie
     assert re.search(
         r'<pre class="error">Traceback \(most recent call last\):\n'
         r"  File &#34;&lt;cell oops&gt;&#34;, line 1, in &lt;module&gt;\n"
+        r"    {}\[&#34;missing&#34;\]\n    ~~\^+\n"
         r"KeyError: &#39;missing&#39;\n</pre>",
         oops,
     ), oops
@@ -140,3 +141,18 @@ def test_a_record_in_the_wrong_shape_leaves_the_page_whole(
     assert f"recorded outputs left out: {record}:1: " in caplog.text
     # The other steps keep theirs.
     assert "recorded output" in _cell(client.get("/lessons/hello/3", headers=HTML).text, "oops")
+
+
+def test_a_record_made_before_a_cell_above_changed_is_marked(tmp_path: Path) -> None:
+    from promptdojo.checking.orchestrator import check
+    from promptdojo.checking.record import write_records
+
+    lessons = tmp_path / "lessons"
+    shutil.copytree(FIXTURE_LESSONS / "hello", lessons / "hello")
+    step = lessons / "hello" / "01-where-am-i.md"
+    write_records(check([step], jobs=1))
+    step.write_text(step.read_text().replace("import sys\n", "import sys\n\nanswer = 0\n"))
+    client = TestClient(create_app(Settings(lessons_dir=lessons)))
+    page = client.get("/lessons/hello/1", headers=HTML).text
+    assert "(recorded for an earlier version of this cell)" in _cell(page, "cell-1")
+    assert "(recorded before a cell above it changed)" in _cell(page, "cell-2")

@@ -43,9 +43,11 @@ IN_PYODIDE = (
     "checking/__init__.py",
     "checking/backends/__init__.py",
     "checking/backends/pyodide_step.py",
+    "checking/capture.py",
     "checking/judge.py",
     "checking/outcome.py",
     "checking/serialize.py",
+    "checking/wrong.py",
     "course/__init__.py",
     "course/model.py",
 )

@@ -1,0 +1,71 @@
+"""Every exercise of the serving lesson rejects its starter and the lesson's own wrong answers
+(at least three each), through the lesson's own check, with a message that names a symptom with
+numbers and gives away neither the mechanism's code nor the answer."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from promptdojo.course import load_lesson
+from tests.conftest import REAL_LESSONS
+from tests.lessons.feedback import Exercise, symptom
+
+LESSON = load_lesson(REAL_LESSONS / "serving")
+
+
+#: Per exercise, fragments of its mechanism's code or answer that no message of its check may
+#: give away.
+FORBIDDEN = {
+    "idle": ("max(", "len(batch)", "used / slots", "sum("),
+    "grow": ("-(-", "// BLOCK", "len(free)", "popleft", "+ num_new"),
+    "chain": ("parent", "start == 0", "len(tokens) - BLOCK", "NONE_HASH"),
+    "make-room": ("running.pop()", "while free < need", "if victim == current", "break"),
+    "verify": ("p[drafts] / q", "p - q", "np.maximum", "min(1", "/ r.sum()"),
+    "engine": (
+        "has_unfinished_requests",
+        "num_computed_tokens for",
+        "now +=",
+        "update_from_output(",
+    ),
+}
+CASES = [(s.number, e.id) for s in LESSON.steps for e in s.exercises]
+
+
+def test_every_exercise_has_three_wrong_answers_with_their_messages() -> None:
+    for step in LESSON.steps:
+        for exercise in step.exercises:
+            assert len(exercise.wrong) >= 3, (step.path.name, exercise.id)
+            assert all(w.expect for w in exercise.wrong), (step.path.name, exercise.id)
+    assert sorted(FORBIDDEN) == sorted(e for _, e in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_wrong_answers_get_a_symptom_not_the_answer(case) -> None:
+    """The starter and each wrong answer of the lesson meet the message it expects, which
+    names a symptom with numbers and gives away neither the code nor the answer."""
+    step, exercise_id = case
+    exercise = Exercise(LESSON, step, exercise_id)
+    wrong = exercise.exercise.wrong
+    messages = [exercise.message(c.code) for c in (exercise.cell, *wrong)]
+    for message in messages:
+        symptom(message, FORBIDDEN[exercise_id])
+    for cell, message in zip(wrong, messages[1:], strict=True):
+        assert cell.expect in message, (cell.id, message)
+    assert exercise.passes(exercise.exercise.solution.code)
+
+
+def test_hints_lead_without_handing_over_the_solution() -> None:
+    for step in LESSON.steps:
+        for exercise in step.exercises:
+            solution = [
+                line.strip()
+                for line in exercise.solution.code.splitlines()
+                if line.strip() and not line.strip().startswith(("#", "print", "def ", "return"))
+            ]
+            for hint in exercise.hints:
+                text = html.unescape(re.sub(r"<[^>]+>", "", hint.html))
+                for line in solution:
+                    assert line not in text, (exercise.id, line)
