@@ -49,6 +49,8 @@ LIBRARY = (
 )
 #: The display helpers' pictures, below the reference's folder.
 PICTURES = "pictures"
+#: pdoc's ``custom.css`` and page template, at the accessibility the lessons keep.
+THEME = Path(__file__).with_name("reference_theme")
 #: Content types of the reference's files, by suffix.
 MEDIA_TYPES = {".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
 
@@ -72,6 +74,8 @@ def _sources() -> list[Path]:
 def source_digest() -> str:
     """What the reference depends on: the library's sources and pdoc's version."""
     digest = hashlib.sha256(f"pdoc {version('pdoc')}\0".encode())
+    for path in sorted(THEME.iterdir()):
+        digest.update(path.read_bytes())
     for path in _sources():
         digest.update(f"{path.name}\0".encode())
         digest.update(path.read_bytes())
@@ -124,7 +128,14 @@ def build() -> dict[str, bytes]:
 
     # See the module docstring: no feature that needs an inline script.
     pdoc.render.configure(
-        docformat="google", search=False, math=False, mermaid=False, show_source=False
+        docformat="google",
+        search=False,
+        math=False,
+        mermaid=False,
+        show_source=False,
+        # An empty icon: no request for /favicon.ico, which the server does not have.
+        favicon="data:,",
+        template_directory=THEME,
     )
     modules = {name: pdoc.doc.Module.from_name(name) for name in pdoc.extract.walk_specs(LIBRARY)}
     files: dict[str, bytes] = {}
