@@ -16,6 +16,7 @@ from promptdojo.web.export import export_site
 from promptdojo.web.headers import CONTENT_SECURITY_POLICY
 from promptdojo.web.reference import ReferenceError, picture
 from promptdojo.web.settings import Settings
+from promptdojo.web.static_host import matches, parse_headers_file
 
 LINK = re.compile(r'(?:href|src)="([^"]+)"')
 IMAGE = re.compile(r'<img src="([^"]+)" alt="What the example of (\w+) draws"')
@@ -101,3 +102,13 @@ def test_the_export_holds_the_reference_and_its_links_resolve(
             assert target.is_file() or (target / "index.html").is_file(), f"{public}: {link}"
             pictures += url.endswith(".svg")
     assert pictures >= len(HELPERS)
+    # A static host sends the reference what the server sends: the policy, revalidated.
+    rules = parse_headers_file((out / "_headers").read_text())
+    sent = dict(
+        h
+        for pattern, hs in rules
+        if matches(pattern, "/course/reference/promptdojo/display.html")
+        for h in hs
+    )
+    assert sent["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert sent["Cache-Control"] == "no-cache"
