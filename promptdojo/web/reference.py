@@ -55,7 +55,7 @@ THEME = Path(__file__).with_name("reference_theme")
 MEDIA_TYPES = {".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
 
 
-class ReferenceError(RuntimeError):
+class ReferenceBuildError(RuntimeError):
     """The reference cannot be made; the message names the docstring to fix."""
 
 
@@ -65,7 +65,7 @@ def _sources() -> list[Path]:
     for name in LIBRARY:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
-            raise ReferenceError(f"{name} is not importable: reinstall promptdojo")
+            raise ReferenceBuildError(f"{name} is not importable: reinstall promptdojo")
         origin = Path(spec.origin)
         files += sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
     return files
@@ -108,7 +108,7 @@ def picture(name: str, helper: Callable[..., Any]) -> str:
         for example in examples:
             exec(compile(example.source, f"<{name} example>", "exec"), namespace)
     if not drawn:
-        raise ReferenceError(
+        raise ReferenceBuildError(
             f"{helper.__module__}.{name}: its docstring needs an example (>>> lines) that calls "
             f"{name}, so that the reference can show the picture it draws"
         )

@@ -14,7 +14,7 @@ import promptdojo.display
 from promptdojo.web.app import create_app
 from promptdojo.web.export import export_site
 from promptdojo.web.headers import CONTENT_SECURITY_POLICY
-from promptdojo.web.reference import ReferenceError, picture
+from promptdojo.web.reference import ReferenceBuildError, picture
 from promptdojo.web.settings import Settings
 from promptdojo.web.static_host import matches, parse_headers_file
 
@@ -76,7 +76,7 @@ def test_a_helper_without_an_example_is_named() -> None:
     def plain() -> None:
         """Draws something, but says not how."""
 
-    with pytest.raises(ReferenceError, match=r"plain: its docstring needs an example"):
+    with pytest.raises(ReferenceBuildError, match=r"plain: its docstring needs an example"):
         picture("plain", plain)
 
 
