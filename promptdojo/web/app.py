@@ -31,7 +31,7 @@ from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS, RELEASE_URL, Release
 from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapshot
-from promptdojo.web import offline, pages, pyodide_files
+from promptdojo.web import offline, pages, pyodide_files, reference
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
 from promptdojo.web.headers import (
@@ -179,6 +179,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
     app.state.core_dir = core
+    app.state.reference = reference.Reference()
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
     # The export's compressed twins, which its pages decode themselves (web.twins).
     app.state.twins = (
@@ -209,6 +210,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(pyodide_files.router)
     app.include_router(offline.router)
+    app.include_router(reference.router)
     _mount_files(app, manifest, release, settings.compressed_cache_dir)
 
     @app.exception_handler(StarletteHTTPException)

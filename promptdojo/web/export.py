@@ -30,6 +30,7 @@ from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.app import create_app
 from promptdojo.web.offline import course_config, service_worker_script
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+from promptdojo.web.reference import REFERENCE_URL
 from promptdojo.web.search import SEARCH_URL
 from promptdojo.web.settings import Settings
 from promptdojo.web.static_host import headers_file
@@ -207,6 +208,8 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
     for twin in state.twins.values():
         files[twin.url.lstrip("/")] = twin.source
+    for path, data in state.reference.files().items():
+        files[f"{REFERENCE_URL}/{path}".lstrip("/")] = data
     return files
 
 

@@ -42,7 +42,7 @@ def headers_file(base: str, files: Iterable[str]) -> str:
             lines += [f"{base}{folder}/*", f"  Cache-Control: {IMMUTABLE}"]
     # Pages and the service worker change with every export: revalidated on each visit. Steps
     # share one rule, so the file stays within Cloudflare Pages' 100 rules for any course.
-    for path in ("", "404.html", "lessons/*", "sw.js"):
+    for path in ("", "404.html", "lessons/*", "reference/*", "sw.js"):
         lines += [f"{base}{path}", f"  Cache-Control: {NO_CACHE}"]
     for path in files:
         suffix = path[path.rfind(".") :] if "." in path else ""
