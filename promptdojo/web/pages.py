@@ -20,7 +20,11 @@ from promptdojo.course.controls import declared_controls
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
-from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
+from promptdojo.pyodide.limits import (
+    BOOT_PATIENCE_SECONDS,
+    STOP_GRACE_SECONDS,
+    STOP_WIND_DOWN_SECONDS,
+)
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
 from promptdojo.web.headers import READ_METHODS
@@ -182,6 +186,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
             # Characters of output one cell shows; the check keeps no more in its records.
             "outputCap": OUTPUT_CAP,
+            "bootPatienceMs": BOOT_PATIENCE_SECONDS * 1000,
             # Wheels on hand for the lesson's packages, in install order: the worker unpacks
             # them while Python starts (wheels.js).
             "wheels": [
