@@ -15,15 +15,23 @@ An engine opens pages (``goto``, ``reload``) and evaluates JavaScript expression
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("PROMPTDOJO_CHROMIUM", "/usr/bin/chromium"))
@@ -36,8 +44,10 @@ MINIBROWSER = next(
 )
 XVFB = Path("/usr/bin/Xvfb")
 FIREFOX_DRIVER = Path(__file__).with_name("firefox_driver.mjs")
-#: Seconds any one command may take (a cold boot on a busy machine included).
-COMMAND_TIMEOUT_S = 180
+#: Seconds any one driver command (open, reload, evaluate) may take on a busy machine.
+COMMAND_TIMEOUT_S = 60
+#: Seconds a condition of :func:`wait_for` may stay false (a cold boot on a busy machine).
+WAIT_TIMEOUT_S = 120
 
 #: Every engine the walk runs in, and what it needs from Debian (`.ci/run` installs them).
 ENGINES = {
@@ -48,10 +58,16 @@ ENGINES = {
 }
 
 
+class CommandTimeout(TimeoutError):
+    """A driver command that did not answer in time; the message names the walk step."""
+
+
 class Engine(Protocol):
-    """One browser with one page open."""
+    """One browser with one page open. ``step`` names the walk step for error messages."""
 
     name: str
+    step: str
+    page_timeout_s: float
 
     def goto(self, url: str) -> None: ...
     def reload(self) -> None: ...
@@ -72,8 +88,55 @@ def missing(name: str) -> str | None:
     return f"{', '.join(absent)} not found: install Debian's {ENGINES[name]} (and `npm ci`)"
 
 
-class ChromiumEngine:
-    """Debian's Chromium through Playwright, service workers allowed."""
+def guarded(expression: str, timeout_s: float = COMMAND_TIMEOUT_S) -> str:
+    """``expression`` for the page: its promise raced against a timer, a node made ``true``.
+
+    Drivers differ on what a DOM node comes back as (puppeteer over BiDi gives ``{}``, which
+    reads as false); the walk's conditions only ask whether one exists.
+    """
+    ms = int(timeout_s * 1000)
+    return (
+        f"Promise.race([Promise.resolve(({expression})), new Promise((_, no) => setTimeout("
+        f"() => no(new Error('the page gave no answer within {timeout_s:g} s')), {ms}))])"
+        ".then((v) => (v instanceof Node ? true : v))"
+    )
+
+
+class _Steps:
+    """The walk step an engine is in, for the messages of commands that time out."""
+
+    name: str
+    step = "start"
+    #: Seconds the page may take to answer one evaluation (:func:`guarded`).
+    page_timeout_s: float = COMMAND_TIMEOUT_S
+    _broken: str | None = None
+
+    def _timeout(self, what: str, timeout_s: float) -> CommandTimeout:
+        self._broken = f"{what} timed out in step {self.step!r}"
+        return CommandTimeout(
+            f"{self.name}, walk step {self.step!r}: {what} gave no answer within {timeout_s:g} s"
+        )
+
+    def _page_timeout(self, error: Exception, what: str) -> Exception:
+        """The error to raise for ``error`` from the page: a timeout of :func:`guarded` named."""
+        if "gave no answer within" in str(error):
+            return CommandTimeout(
+                f"{self.name}, walk step {self.step!r}: {what}: the page gave no answer"
+                f" within {self.page_timeout_s:g} s"
+            )
+        return error
+
+    def _check(self) -> None:
+        if self._broken:
+            raise RuntimeError(f"{self.name}: the browser was closed after {self._broken}")
+
+
+class ChromiumEngine(_Steps):
+    """Debian's Chromium through Playwright, service workers allowed.
+
+    Playwright's sync API answers on its own thread only: navigation has its own timeout, an
+    evaluation races a timer in the page (:func:`guarded`).
+    """
 
     def __init__(self) -> None:
         from playwright.sync_api import sync_playwright
@@ -89,65 +152,105 @@ class ChromiumEngine:
         self._page.set_default_timeout(COMMAND_TIMEOUT_S * 1000)
         self.version = self._browser.version
 
+    def _navigate(self, what: str, call: Callable[[], Any]) -> None:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            call()
+        except PlaywrightTimeout:
+            raise self._timeout(what, COMMAND_TIMEOUT_S) from None
+
     def goto(self, url: str) -> None:
-        self._page.goto(url, wait_until="domcontentloaded")
+        self._navigate(
+            f"opening {url}", lambda: self._page.goto(url, wait_until="domcontentloaded")
+        )
 
     def reload(self) -> None:
-        self._page.reload(wait_until="domcontentloaded")
+        self._navigate("reload", lambda: self._page.reload(wait_until="domcontentloaded"))
 
     def evaluate(self, expression: str) -> Any:
-        return self._page.evaluate(expression)
+        try:
+            return self._page.evaluate(guarded(expression, self.page_timeout_s))
+        except Exception as error:
+            raise self._page_timeout(error, f"evaluating {expression[:80]!r}") from error
 
     def close(self) -> None:
         self._browser.close()
         self._playwright.stop()
 
 
-class FirefoxEngine:
-    """Debian's Firefox ESR through puppeteer-core (WebDriver BiDi), in a Node process."""
+class FirefoxEngine(_Steps):
+    """Debian's Firefox ESR through puppeteer-core (WebDriver BiDi), in a Node process.
+
+    Its answers are read on a thread of their own, so a command waits for one at most
+    :data:`COMMAND_TIMEOUT_S`; one that never comes ends the driver and Firefox.
+    """
 
     def __init__(self) -> None:
         self.name = "firefox"
         self._node = subprocess.Popen(
-            ["node", str(FIREFOX_DRIVER), str(FIREFOX)],
+            ["node", str(FIREFOX_DRIVER), str(FIREFOX), str(COMMAND_TIMEOUT_S + 5)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
             start_new_session=True,  # Firefox runs in its group: close() can end both
         )
-        self.version = self._answer()["version"]
+        self._answers: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.version = self._answer("starting Firefox")["version"]
 
-    def _answer(self) -> dict:
-        line = self._node.stdout.readline()  # type: ignore[union-attr]
+    def _read(self) -> None:
+        for line in self._node.stdout:  # type: ignore[union-attr]
+            self._answers.put(line)
+        self._answers.put("")
+
+    def _answer(self, what: str) -> dict:
+        try:
+            line = self._answers.get(timeout=COMMAND_TIMEOUT_S + 10)
+        except queue.Empty:
+            self._kill()
+            raise self._timeout(what, COMMAND_TIMEOUT_S + 10) from None
         if not line:
             raise RuntimeError(f"the Firefox driver exited ({self._node.wait()})")
         answer = json.loads(line)
         if not answer["ok"]:
-            raise RuntimeError(f"Firefox: {answer['error']}")
+            error = RuntimeError(f"{self.name}, walk step {self.step!r}: {what}: {answer['error']}")
+            raise self._page_timeout(error, what)
         return answer
 
-    def _send(self, **command: Any) -> Any:
+    def _send(self, what: str, **command: Any) -> Any:
+        self._check()
         self._node.stdin.write(json.dumps(command) + "\n")  # type: ignore[union-attr]
         self._node.stdin.flush()  # type: ignore[union-attr]
-        return self._answer()["value"]
+        return self._answer(what)["value"]
 
     def goto(self, url: str) -> None:
-        self._send(cmd="goto", url=url)
+        self._send(f"opening {url}", cmd="goto", url=url)
 
     def reload(self) -> None:
-        self._send(cmd="reload")
+        self._send("reload", cmd="reload")
 
     def evaluate(self, expression: str) -> Any:
-        return self._send(cmd="eval", expression=expression)
+        return self._send(
+            f"evaluating {expression[:80]!r}",
+            cmd="eval",
+            expression=guarded(expression, self.page_timeout_s),
+        )
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._node.pid, signal.SIGKILL)
+        self._node.wait()
 
     def close(self) -> None:
+        if self._broken:
+            return
         try:
             self._node.stdin.close()  # type: ignore[union-attr]  # the driver closes Firefox
             self._node.wait(timeout=20)
         except (OSError, subprocess.TimeoutExpired):
-            os.killpg(self._node.pid, signal.SIGKILL)
-            self._node.wait()
+            self._kill()
 
 
 def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
@@ -167,8 +270,12 @@ def _start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
     return process, f":{number}"
 
 
-class WebKitEngine:
-    """Debian's WebKitGTK MiniBrowser through Selenium and WebKitWebDriver, under Xvfb."""
+class WebKitEngine(_Steps):
+    """Debian's WebKitGTK MiniBrowser through Selenium and WebKitWebDriver, under Xvfb.
+
+    Selenium's HTTP calls wait without a limit: each runs on a worker thread, waited for at most
+    :data:`COMMAND_TIMEOUT_S`; one that never answers ends the driver.
+    """
 
     def __init__(self, *, shared_memory: bool) -> None:
         from selenium import webdriver
@@ -178,6 +285,7 @@ class WebKitEngine:
         self.name = "webkit" if shared_memory else "webkit-no-sab"
         self._xvfb, display = _start_xvfb()
         self._home = tempfile.mkdtemp(prefix="promptdojo-webkit-")
+        self._calls = ThreadPoolExecutor(max_workers=1)
         env = {**os.environ, "DISPLAY": display, "HOME": self._home}
         env.pop("JSC_useSharedArrayBuffer", None)
         if shared_memory:
@@ -185,32 +293,62 @@ class WebKitEngine:
         options = Options()
         options.binary_location = str(MINIBROWSER)
         options.add_argument("--automation")
+        self._service = Service(executable_path=str(WEBKIT_DRIVER), env=env)
         try:
-            self._driver = webdriver.WebKitGTK(
-                options=options, service=Service(executable_path=str(WEBKIT_DRIVER), env=env)
+            self._driver = self._timed(
+                "starting WebKit",
+                lambda: webdriver.WebKitGTK(options=options, service=self._service),
             )
         except Exception:
-            self._xvfb.kill()
+            self._end()
             raise
-        self._driver.set_script_timeout(COMMAND_TIMEOUT_S)
+        self._driver.set_script_timeout(COMMAND_TIMEOUT_S + 5)
         self._driver.set_page_load_timeout(COMMAND_TIMEOUT_S)
         self.version = self._driver.capabilities.get("browserVersion", "?")
 
+    def _timed(self, what: str, call: Callable[[], T]) -> T:
+        self._check()
+        future = self._calls.submit(call)
+        try:
+            return future.result(timeout=COMMAND_TIMEOUT_S + 10)
+        except FutureTimeout:
+            self._end()
+            raise self._timeout(what, COMMAND_TIMEOUT_S + 10) from None
+
     def goto(self, url: str) -> None:
-        self._driver.get(url)
+        self._timed(f"opening {url}", lambda: self._driver.get(url))
 
     def reload(self) -> None:
-        self._driver.refresh()
+        self._timed("reload", self._driver.refresh)
 
     def evaluate(self, expression: str) -> Any:
-        return self._driver.execute_script(f"return ({expression});")
+        script = f"return {guarded(expression, self.page_timeout_s)};"
+        what = f"evaluating {expression[:80]!r}"
+        try:
+            return self._timed(what, lambda: self._driver.execute_script(script))
+        except CommandTimeout:
+            raise
+        except Exception as error:
+            raise self._page_timeout(error, what) from error
+
+    def _end(self) -> None:
+        """End the driver's processes without asking it (it may not answer)."""
+        process = getattr(self._service, "process", None)
+        if process and process.poll() is None:
+            process.kill()
+        self._xvfb.kill()
+        self._calls.shutdown(wait=False, cancel_futures=True)
+        shutil.rmtree(self._home, ignore_errors=True)
 
     def close(self) -> None:
+        if self._broken:
+            return
         try:
-            self._driver.quit()
+            self._timed("closing WebKit", self._driver.quit)
         finally:
             self._xvfb.terminate()
             self._xvfb.wait(timeout=10)
+            self._calls.shutdown(wait=False)
             shutil.rmtree(self._home, ignore_errors=True)
 
 
@@ -223,7 +361,7 @@ def launch(name: str) -> Engine:
     return WebKitEngine(shared_memory=name == "webkit")
 
 
-def wait_for(engine: Engine, condition: str, timeout_s: float = COMMAND_TIMEOUT_S) -> Any:
+def wait_for(engine: Engine, condition: str, timeout_s: float = WAIT_TIMEOUT_S) -> Any:
     """Poll the JavaScript ``condition`` until it is truthy; return its value."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -231,5 +369,8 @@ def wait_for(engine: Engine, condition: str, timeout_s: float = COMMAND_TIMEOUT_
         if value:
             return value
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{engine.name}: still false after {timeout_s} s: {condition}")
+            raise TimeoutError(
+                f"{engine.name}, walk step {engine.step!r}: still false after {timeout_s:g} s:"
+                f" {condition}"
+            )
         time.sleep(0.1)

@@ -8,19 +8,21 @@ import { createInterface } from "node:readline";
 import puppeteer from "puppeteer-core";
 
 const executablePath = process.argv[2] ?? "/usr/bin/firefox-esr";
+// Milliseconds a navigation or an evaluation may take (above the page's own limit, below the Python side's).
+const timeout = Number(process.argv[3] ?? 65) * 1000;
 const browser = await puppeteer.launch({
   browser: "firefox",
   executablePath,
   headless: true,
-  protocolTimeout: 180_000,
+  protocolTimeout: timeout,
 });
 let page = await browser.newPage();
 const say = (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`);
 say({ ok: true, version: await browser.version() });
 
 const COMMANDS = {
-  goto: ({ url }) => page.goto(url, { waitUntil: "domcontentloaded", timeout: 120_000 }).then(() => null),
-  reload: () => page.reload({ waitUntil: "domcontentloaded", timeout: 120_000 }).then(() => null),
+  goto: ({ url }) => page.goto(url, { waitUntil: "domcontentloaded", timeout }).then(() => null),
+  reload: () => page.reload({ waitUntil: "domcontentloaded", timeout }).then(() => null),
   eval: ({ expression }) => page.evaluate(expression),
   newPage: async () => {
     await page.close();

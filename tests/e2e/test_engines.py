@@ -21,7 +21,15 @@ from promptdojo.course import load_lesson
 from promptdojo.pyodide.release import Release
 from tests.conftest import REAL_LESSONS
 from tests.e2e.conftest import Server, start_server, stop_server
-from tests.e2e.engines import ENGINES, Engine, launch, missing, wait_for
+from tests.e2e.engines import (
+    COMMAND_TIMEOUT_S,
+    ENGINES,
+    CommandTimeout,
+    Engine,
+    launch,
+    missing,
+    wait_for,
+)
 from tests.e2e.test_export import copy_lessons, export
 from tests.e2e.walk import _SHOWN, _comparable, _expected
 from tests.support.static_host import plain_server
@@ -42,6 +50,13 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     browser = launch(request.param)
     yield browser
     browser.close()
+
+
+@pytest.fixture(autouse=True)
+def walk_step_name(request: pytest.FixtureRequest) -> None:
+    """Name the walk step in the messages of the engine's commands that time out."""
+    if "engine" in request.fixturenames:
+        request.getfixturevalue("engine").step = request.node.originalname.removeprefix("test_")
 
 
 @pytest.fixture(scope="module")
@@ -248,3 +263,16 @@ def test_the_export_behind_http_server_with_its_service_worker(engine: Engine, s
             engine.evaluate("document.querySelector('#cell-after .cell-output').textContent")
             == "42"
         )
+
+
+def test_a_command_that_never_answers_fails_naming_the_step(
+    engine: Engine, fixture_server: Server
+) -> None:
+    engine.goto(f"{fixture_server.url}/lessons/hello/1")
+    engine.page_timeout_s = 1
+    try:
+        with pytest.raises(CommandTimeout, match="walk step 'a_command_that_never_answers"):
+            engine.evaluate("new Promise(() => {})")
+    finally:
+        engine.page_timeout_s = COMMAND_TIMEOUT_S
+    assert engine.evaluate("1 + 1") == 2
