@@ -17,6 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
+from promptdojo.course.definitions import step_definitions
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash
 from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
@@ -218,6 +219,10 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "controls": {
                 c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
             },
+            # Running a cell runs the earlier ones not yet run first; a NameError says which
+            # cell defines the name (static/js/order.js).
+            "runEarlier": lesson.run_earlier_cells,
+            "definitions": step_definitions(lesson, step),
         }
         context = {
             "lesson": lesson,
