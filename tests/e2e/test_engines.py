@@ -3,8 +3,8 @@
 Each engine opens one browser for the whole walk (tests/e2e/engines.py): Python ready from the
 snapshot; every cell of the real lesson's steps 1 and 7 showing its recorded output (Pyodide
 0.29.0 with numpy), Check on their exercises; next-step navigation keeping Python; Stop on
-``while True: pass``; an edit surviving a reload; the export behind ``python -m http.server``
-with its service worker. A missing engine is skipped with the reason, and fails under CI=true.
+``while True: pass``; a later cell run first running the cells above it; an edit surviving a
+reload; the export behind ``python -m http.server`` with its service worker. A missing engine is skipped with the reason, and fails under CI=true.
 """
 
 from __future__ import annotations
@@ -230,6 +230,22 @@ def test_stop_ends_an_endless_loop(engine: Engine, fixture_server: Server) -> No
     wait_done(engine, "after")
     output = engine.evaluate("document.querySelector('#cell-after .cell-output').textContent")
     assert output == "42"
+
+
+def test_running_a_later_cell_first_runs_the_cells_above(
+    engine: Engine, fixture_server: Server
+) -> None:
+    open_ready(engine, f"{fixture_server.url}/lessons/runtime/1")
+    press(engine, "three", "Run")
+    assert wait_done(engine, "three").startswith("Done in")
+    shown = engine.evaluate(
+        "['one', 'two', 'three'].map((id) => [document.querySelector(`#cell-${id} .cell-status`)"
+        ".textContent.startsWith('Done in'), document.querySelector(`#cell-${id} .cell-output`)"
+        ".textContent])"
+    )
+    assert shown == [[True, ""], [True, "2"], [True, "20"]]
+    note = engine.evaluate("document.querySelector('#cell-three .order-note')?.textContent")
+    assert note == "Ran 2 cells above first (“one”, “two”): not yet run in this Python."
 
 
 def test_an_edit_survives_a_reload(engine: Engine, fixture_server: Server) -> None:
