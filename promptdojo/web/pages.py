@@ -20,7 +20,7 @@ from promptdojo.course.controls import declared_controls
 from promptdojo.course.definitions import step_definitions
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash
-from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
+from promptdojo.kernel import FIGURE_MIME, HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
 from promptdojo.pyodide.limits import (
     BOOT_PATIENCE_SECONDS,
     STOP_GRACE_SECONDS,
@@ -201,6 +201,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # "ready", the other steps' after it (the same config on every step).
             "imports": lesson_imports(lesson),
             "outputOrder": list(SHOWN_FIRST),
+            "figureMime": FIGURE_MIME,
             "htmlFrameHead": HTML_FRAME_HEAD,
         }
         # lesson.yaml's seed: the same numbers as the check, before the step's first cell.
