@@ -4,7 +4,9 @@ Each engine opens one browser for the whole walk (tests/e2e/engines.py): Python 
 snapshot; every cell of the real lesson's steps 1 and 7 showing its recorded output (Pyodide
 0.29.0 with numpy), Check on their exercises; next-step navigation keeping Python; Stop on
 ``while True: pass``; a later cell run first running the cells above it; an edit surviving a
-reload; the export behind ``python -m http.server`` with its service worker. A missing engine is skipped with the reason, and fails under CI=true.
+reload; the export behind ``python -m http.server`` with its service worker. Every driver
+command has a time limit, and one that misses it fails naming the walk step. A missing engine
+is skipped with the reason, and fails under CI=true.
 """
 
 from __future__ import annotations
