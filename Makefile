@@ -85,6 +85,7 @@ bench: install
 	$(BIN)/python bench/export_boot.py --runs 5
 	$(BIN)/python bench/shaped_link.py --runs 3
 	$(BIN)/python bench/course_scale.py
+	$(BIN)/python bench/engines.py --runs 3
 	$(BIN)/python bench/report.py
 
 test-fast: install

@@ -211,6 +211,15 @@ ROWS = [
     ),
     ("lesson_cells", "cells_over_goal", "lesson cells over 2 s in Chromium", ("<=", 0)),
     ("lesson_cells", "browser_cpython_ratio", "lesson cell time: Chromium / CPython", None),
+    ("engines", "firefox_ratio", "kernel-ready from the snapshot: Firefox / Chromium", ("<=", 1.5)),
+    ("engines", "webkit_ratio", "kernel-ready from the snapshot: WebKit / Chromium", ("<=", 1.5)),
+    (
+        "engines",
+        "webkit_no_sab_ratio",
+        "kernel-ready from the snapshot: WebKit without shared memory / Chromium",
+        ("<=", 1.5),
+    ),
+    ("engines", "ready_ms", "kernel-ready from the snapshot per engine (ms, median)", None),
     ("library", "kv_speedup_64", "recomputed / KV-cached decoding time, 64 new tokens", None),
     (
         "library",

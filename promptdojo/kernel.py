@@ -71,6 +71,10 @@ OUTPUT_CAP = 100_000
 #: A value shows as the first of these it has: in the page's live output (``output.js``, through
 #: the kernel config) and in its recorded output (``_cell.html``), so both show the same thing.
 SHOWN_FIRST = ("text/html", "image/svg+xml", "text/plain")
+#: A picture's words (``_repr_figure_``: JSON of its title, a one-line summary, and its data as
+#: ``columns`` and ``rows``): the page shows them as the picture's alt text and as a table a
+#: screen reader can walk, live (``output.js``) and recorded (``_cell.html``).
+FIGURE_MIME = "application/vnd.promptdojo.figure+json"
 #: What an HTML value's sandboxed frame starts with, live and recorded alike.
 HTML_FRAME_HEAD = (
     '<!doctype html><meta charset="utf-8"><meta name="color-scheme" content="light dark">'
@@ -83,10 +87,28 @@ def shown_as(value: dict[str, str]) -> str | None:
     return next((mime for mime in SHOWN_FIRST if value.get(mime) is not None), None)
 
 
+def figure_words(value: dict[str, str]) -> dict[str, Any] | None:
+    """A recorded picture's words (``FIGURE_MIME``) as ``{alt, title, columns, rows}``, or None;
+    the rule ``output.js``'s ``figureWords`` follows for a live one."""
+    try:
+        words = json.loads(value.get(FIGURE_MIME) or "null")
+    except ValueError:
+        return None
+    if not isinstance(words, dict) or not isinstance(words.get("rows"), list):
+        return None
+    title, summary = words.get("title", ""), words.get("summary", "")
+    return {**words, "alt": f"{title}. {summary}" if summary else title}
+
+
 def _mime_bundle(value: Any) -> dict[str, str]:
     """Render ``value`` the way Jupyter does: rich reprs first, ``repr`` always."""
     bundle: dict[str, str] = {}
-    for method, mime in (("_repr_html_", "text/html"), ("_repr_svg_", "image/svg+xml")):
+    reprs = (
+        ("_repr_html_", "text/html"),
+        ("_repr_svg_", "image/svg+xml"),
+        ("_repr_figure_", FIGURE_MIME),
+    )
+    for method, mime in reprs:
         render = getattr(value, method, None)
         if callable(render):
             try:

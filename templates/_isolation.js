@@ -13,7 +13,8 @@
 // then restarts Python).
 self.promptdojoEarlyKernel = (() => {
   const meta = document.querySelector('meta[name="promptdojo-kernel"]');
-  if (!self.crossOriginIsolated || !meta) return null;
+  // Isolation is not shared memory (static/js/features.js): without it, start.js starts the worker.
+  if (!self.crossOriginIsolated || typeof SharedArrayBuffer !== "function" || !meta) return null;
   try {
     const config = JSON.parse(meta.content);
     const interrupt = new Int32Array(new SharedArrayBuffer(4));

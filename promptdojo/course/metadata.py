@@ -26,6 +26,8 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "memory_limit_mb": int,
     "cpu_limit": (int, float),
     "file_size_limit_mb": int,
+    # Running a cell first runs the step's earlier cells not yet run (static/js/order.js).
+    "run_earlier_cells": bool,
 }
 REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
 #: Keys that once meant something, and what to do now.
@@ -43,6 +45,7 @@ _TYPE_NAMES = {
     "memory_limit_mb": "a whole number of megabytes",
     "cpu_limit": "a number of seconds",
     "file_size_limit_mb": "a whole number of megabytes",
+    "run_earlier_cells": "true or false",
 }
 _EXAMPLES = {
     "id": "my-lesson",
@@ -54,6 +57,7 @@ _EXAMPLES = {
     "memory_limit_mb": "4096",
     "cpu_limit": "60",
     "file_size_limit_mb": "256",
+    "run_earlier_cells": "false",
 }
 
 
@@ -210,7 +214,9 @@ def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict
             report.add(path, 1, f"lesson.yaml has no {key!r}", f"add `{key}: ...`")
     for key, expected in LESSON_KEYS.items():
         value = data.get(key)
-        if value is not None and (not isinstance(value, expected) or isinstance(value, bool)):
+        # YAML's true is a bool, and Python's bools are ints: only a bool key takes one.
+        wrong_bool = isinstance(value, bool) is not (expected is bool)
+        if value is not None and (not isinstance(value, expected) or wrong_bool):
             report.add(
                 path,
                 lines.get(str(key)),

@@ -188,6 +188,8 @@ class Lesson:
     memory_limit_mb: int | None = None
     cpu_limit: float | None = None
     file_size_limit_mb: int | None = None
+    #: Whether running a cell first runs the step's earlier cells not yet run (lesson.yaml).
+    run_earlier_cells: bool = True
     steps: tuple[Step, ...] = field(default_factory=tuple)
     #: Every mistake found in the lesson, in the order found; empty for a valid lesson.
     problems: tuple[Diagnostic, ...] = ()

@@ -169,6 +169,7 @@ def read_lesson(
         memory_limit_mb=_number(meta, "memory_limit_mb", int, None),
         cpu_limit=_number(meta, "cpu_limit", float, None),
         file_size_limit_mb=_number(meta, "file_size_limit_mb", int, None),
+        run_earlier_cells=meta.get("run_earlier_cells") is not False,
         steps=tuple(steps),
         problems=problems,
     )

@@ -12,11 +12,11 @@ from promptdojo.display.svg import (
     Figure,
     axes,
     esc,
+    figure,
     fmt,
     left_margin,
     nice_max,
     svg,
-    table,
     text_width,
     y_ticks,
 )
@@ -104,7 +104,19 @@ def grouped_bars(
     ]
     if len(names) == 1:
         rows = [(str(label), fmt(values[0, j])) for j, label in enumerate(labels)]
-    return Figure(svg(width, height, title, body), table(title, rows), title)
+    i, j = np.unravel_index(int(values.argmax()), values.shape)
+    k, m = np.unravel_index(int(values.argmin()), values.shape)
+    series = f" in {len(names)} series ({', '.join(names)})" if len(names) > 1 else ""
+    which = (
+        (lambda a, b: f"{labels[b]} ({names[a]})") if len(names) > 1 else (lambda a, b: labels[b])
+    )
+    summary = (
+        f"Bar chart of {len(labels)} labels{series}{', log scale' if log else ''}: highest "
+        f"{which(i, j)} at {fmt(values[i, j])}, lowest {which(k, m)} at {fmt(values[k, m])}."
+    )
+    columns = (xlabel or "label", *([ylabel or "value"] if len(names) == 1 else names))
+    data = [(str(label), *(fmt(v) for v in values[:, j])) for j, label in enumerate(labels)]
+    return figure(svg(width, height, title, body), title, rows, summary, columns, data)
 
 
 def bars(
@@ -210,7 +222,13 @@ def error_histogram(
         ("max |error|", fmt(float(np.abs(data).max()))),
     ]
     rows += [(name, fmt(value)) for name, value in marks.items()]
-    return Figure(svg(width, height, title, body), table(title, rows), title)
+    summary = (
+        f"Histogram of {data.size} values from {fmt(float(data.min()))} to "
+        f"{fmt(float(data.max()))}, the largest error {fmt(float(np.abs(data).max()))} away from 0"
+        + "".join(f"; {name} at {fmt(value)}" for name, value in marks.items())
+        + "."
+    )
+    return figure(svg(width, height, title, body), title, rows, summary, ("measure", "value"))
 
 
 def attention_heatmap(
@@ -252,4 +270,8 @@ def attention_heatmap(
     strongest = [
         (repr(tokens[i]), f"attends most to {tokens[int(w[i].argmax())]!r}") for i in range(n)
     ]
-    return Figure(svg(width, height, title, body), table(title, strongest), title)
+    summary = (
+        f"Heatmap of attention over {n} tokens: one row per query token, one column per key "
+        "token, darker for more attention; the table says where each query attends most."
+    )
+    return figure(svg(width, height, title, body), title, strongest, summary, ("query", "attends"))

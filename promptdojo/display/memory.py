@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from promptdojo.display.svg import PALETTE, Figure, esc, svg, table
+from promptdojo.display.svg import PALETTE, Figure, esc, figure, svg
 from promptdojo.kvmemory import format_bytes
 
 
@@ -51,7 +51,16 @@ def memory_bars(
     rows = [(n, format_bytes(v)) for n, v in zip(names, values, strict=True)]
     if limit is not None:
         rows.append(("limit", format_bytes(limit)))
-    return Figure(svg(width, height, title, body), table(title, rows), title)
+    largest = int(values.argmax())
+    over = [n for n, v in zip(names, values, strict=True) if limit is not None and v > limit]
+    summary = (
+        f"Bar chart of memory for {len(names)} items: the largest {names[largest]} at "
+        f"{format_bytes(values[largest])}"
+        + (f"; limit {format_bytes(limit)}" if limit is not None else "")
+        + (f", which {', '.join(over)} exceed" if over else "")
+        + "."
+    )
+    return figure(svg(width, height, title, body), title, rows, summary, ("item", "memory"))
 
 
 def kv_cache_growth(
@@ -106,4 +115,10 @@ def kv_cache_growth(
         rows.append(
             (name, f"{format_bytes(per_token)}/token, {format_bytes(end)} at {ends[name]:,}{stop}")
         )
-    return Figure(svg(width, height, title, body), table(title, rows), title)
+    biggest = max(bytes_per_token, key=lambda n: bytes_per_token[n] * ends[n])
+    summary = (
+        f"Line chart of KV cache size against context length, 0 to {max_tokens:,} tokens, for "
+        f"{len(bytes_per_token)} model(s): the largest is {biggest} at "
+        f"{format_bytes(bytes_per_token[biggest] * ends[biggest])}."
+    )
+    return figure(svg(width, height, title, body), title, rows, summary, ("model", "cache"))

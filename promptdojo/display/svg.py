@@ -7,6 +7,7 @@ label fits: a long title or a wide tick label makes the picture a little smaller
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -24,14 +25,29 @@ _THEME = "<style>svg{color:#1d1f24}@media (prefers-color-scheme: dark){svg{color
 
 @dataclass(frozen=True)
 class Figure:
-    """An SVG picture plus a text rendering of its data."""
+    """An SVG picture plus its words: a text rendering of its data, a title, a one-line summary,
+    and the data as rows under two column headings (``_repr_figure_``, for screen readers)."""
 
     svg: str
     text: str
     title: str = ""
+    summary: str = ""
+    rows: tuple[tuple[str, ...], ...] = ()
+    columns: tuple[str, ...] = ("", "value")
 
     def _repr_svg_(self) -> str:
         return self.svg
+
+    def _repr_figure_(self) -> str:
+        """The words as JSON (``promptdojo.kernel.FIGURE_MIME``)."""
+        return json.dumps(
+            {
+                "title": self.title or "chart",
+                "summary": self.summary,
+                "columns": list(self.columns),
+                "rows": [list(row) for row in self.rows],
+            }
+        )
 
     def __repr__(self) -> str:
         return self.text
@@ -118,6 +134,20 @@ def svg(width: float, height: float, title: str, body: list[str]) -> str:
         f"fill='currentColor' style='max-width:100%;height:auto'>"
         f"<title>{label}</title>{_THEME}" + "".join(body) + "</svg>"
     )
+
+
+def figure(
+    picture: str,
+    title: str,
+    rows: Sequence[tuple[str, str]],
+    summary: str,
+    columns: tuple[str, ...] = ("", "value"),
+    data: Sequence[tuple[str, ...]] | None = None,
+) -> Figure:
+    """A :class:`Figure` of the SVG ``picture``: ``rows`` its text rendering, ``data`` its table
+    under ``columns`` (``rows`` when not given), ``summary`` one line of what it shows."""
+    cells = tuple(tuple(row) for row in (rows if data is None else data))
+    return Figure(picture, table(title, rows), title, summary, cells, columns)
 
 
 def table(title: str, rows: Sequence[tuple[str, str]]) -> str:

@@ -20,3 +20,7 @@ STOP_GRACE_SECONDS = 1.5
 
 #: Seconds more for a cell that took the interrupt to end (it is still answering Python).
 STOP_WIND_DOWN_SECONDS = 5.0
+
+#: Seconds a page waits for Python to be ready before its status line says what the boot is still
+#: waiting for (a cold boot on a slow machine takes well under half of it).
+BOOT_PATIENCE_SECONDS = 60.0

@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from promptdojo import __version__
 from promptdojo.course.links import rewrite_links
 from promptdojo.course.parse import ParseCache
-from promptdojo.kernel import HTML_FRAME_HEAD, shown_as
+from promptdojo.kernel import HTML_FRAME_HEAD, figure_words, shown_as
 from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
 from promptdojo.pyodide.compressed import folder_copies
 from promptdojo.pyodide.dist import build_dir
@@ -119,6 +119,7 @@ def create_app(settings: Settings) -> FastAPI:
         live_reload=settings.reload,
         # The one output rule (promptdojo.kernel), for recorded outputs.
         shown_as=shown_as,
+        figure_words=figure_words,
         html_frame_head=HTML_FRAME_HEAD,
         isolation_script=ISOLATION_SCRIPT,
         service_worker_url=urls.of(offline.SERVICE_WORKER_URL),

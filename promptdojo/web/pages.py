@@ -17,10 +17,15 @@ from fastapi.responses import RedirectResponse, Response
 
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
+from promptdojo.course.definitions import step_definitions
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash, stale_records
-from promptdojo.kernel import HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
-from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
+from promptdojo.kernel import FIGURE_MIME, HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
+from promptdojo.pyodide.limits import (
+    BOOT_PATIENCE_SECONDS,
+    STOP_GRACE_SECONDS,
+    STOP_WIND_DOWN_SECONDS,
+)
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
 from promptdojo.web.course_map import course_map
@@ -201,6 +206,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
             # Characters of output one cell shows; the check keeps no more in its records.
             "outputCap": OUTPUT_CAP,
+            "bootPatienceMs": BOOT_PATIENCE_SECONDS * 1000,
             # Wheels on hand for the lesson's packages, in install order: the worker unpacks
             # them while Python starts (wheels.js).
             "wheels": [
@@ -214,6 +220,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # "ready", the other steps' after it (the same config on every step).
             "imports": imports,
             "outputOrder": list(SHOWN_FIRST),
+            "figureMime": FIGURE_MIME,
             "htmlFrameHead": HTML_FRAME_HEAD,
         }
         # lesson.yaml's seed: the same numbers as the check, before the step's first cell.
@@ -232,6 +239,10 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "controls": {
                 c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
             },
+            # Running a cell runs the earlier ones not yet run first; a NameError says which
+            # cell defines the name (static/js/order.js).
+            "runEarlier": lesson.run_earlier_cells,
+            "definitions": step_definitions(lesson, step),
         }
         recorded = state.catalog.records.get((lesson.id, step.number), {})
         context = {

@@ -3,6 +3,7 @@
 // then, if Python has not taken the interrupt `config.stopGraceMs` later (or took it but the cell
 // has not ended `config.stopWindDownMs` after that), by replacing the worker with a fresh one.
 // The rule is promptdojo.pyodide.limits'. The messages are defined in protocol.js.
+import { interruptBuffer } from "./features.js";
 import { bootMessage, FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
 
 /**
@@ -38,10 +39,8 @@ export class KernelClient {
     this.nextId = 1;
     /** The run the worker is executing, from its "started" message. */
     this.current = null;
-    // Cross-origin isolation (COOP/COEP) makes SharedArrayBuffer available.
-    this.interrupt = globalThis.crossOriginIsolated
-      ? new Int32Array(new SharedArrayBuffer(4))
-      : null;
+    // Shared memory for the interrupt, where the browser gives it (features.js).
+    this.interrupt = interruptBuffer();
     this.watchDownloads();
     this.start();
   }
@@ -87,7 +86,15 @@ export class KernelClient {
       this.worker = early.worker;
       this.interrupt = early.interrupt;
     } else {
-      this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+      try {
+        this.worker = new Worker(this.config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+      } catch (error) {
+        // A browser without module workers: say so rather than wait for a worker that never was.
+        this.worker = { postMessage() {}, terminate() {} };
+        const why = error?.message ?? error;
+        this.onPhase("error", { message: `this browser cannot start the Python worker (${why})` });
+        return;
+      }
     }
     this.worker.onmessage = (event) => this.receive(event.data, event.timeStamp);
     this.worker.onerror = (event) => {
@@ -223,7 +230,7 @@ export class KernelClient {
       return;
     }
     if (!this.interrupt) {
-      // No SharedArrayBuffer (the page is not cross-origin isolated): no interrupt was sent.
+      // No shared memory (features.js): no interrupt was sent.
       this.restart(`${run.why}, and this page cannot interrupt Python`);
       return;
     }

@@ -3,6 +3,7 @@
 // (on hosts that cannot send the isolation headers, it registers the worker and reloads once).
 //
 // The worker lives at the site's base path, beside the assets folder this module is built into.
+import { noSharedMemory } from "./features.js";
 import { offlineText } from "./offline-rules.js";
 
 const WORKER_URL = new URL("../sw.js", import.meta.url);
@@ -39,10 +40,8 @@ export function registerWorker() {
  */
 export function pageIsolation() {
   if (globalThis.promptdojoIsolation) return globalThis.promptdojoIsolation;
-  const isolated = Boolean(globalThis.crossOriginIsolated);
-  return Promise.resolve(
-    isolated ? { isolated } : { isolated, why: "this page is not cross-origin isolated" },
-  );
+  const why = noSharedMemory();
+  return Promise.resolve(why ? { isolated: false, why } : { isolated: true });
 }
 
 /** The header's "available offline" mark, made on first use. */

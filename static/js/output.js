@@ -58,6 +58,45 @@ export function svgImage(svg, alt) {
 }
 
 /**
+ * A picture's words (the JSON of promptdojo.kernel.FIGURE_MIME): `{alt, title, columns, rows}`,
+ * or null when it has none or they do not parse.
+ */
+export function figureWords(json) {
+  if (typeof json !== "string") return null;
+  try {
+    const { title, summary, columns, rows } = JSON.parse(json);
+    if (!Array.isArray(rows) || !Array.isArray(columns)) return null;
+    return { alt: summary ? `${title}. ${summary}` : title, title, columns, rows };
+  } catch {
+    return null;
+  }
+}
+
+/** The picture's data as a table a screen reader can walk, visually hidden beside the picture. */
+export function figureTable({ title, columns, rows }) {
+  const table = document.createElement("table");
+  table.className = "figure-data visually-hidden";
+  const caption = document.createElement("caption");
+  caption.textContent = `Data of the picture: ${title}`;
+  const row = (cells, header) => {
+    const tr = document.createElement("tr");
+    cells.forEach((text, i) => {
+      const cell = document.createElement(header || i === 0 ? "th" : "td");
+      if (header || i === 0) cell.setAttribute("scope", header ? "col" : "row");
+      cell.textContent = String(text);
+      tr.append(cell);
+    });
+    return tr;
+  };
+  const head = document.createElement("thead");
+  head.append(row(columns, true));
+  const body = document.createElement("tbody");
+  body.append(...rows.map((cells) => row(cells, false)));
+  table.append(caption, head, body);
+  return table;
+}
+
+/**
  * Show a finished run: its value (rich when it has a rich repr) or its traceback.
  * `config` is the kernel config: `outputOrder` and `htmlFrameHead`.
  */
@@ -72,7 +111,9 @@ export function showResult(output, result, config) {
   if (shown === "text/html") {
     output.append(sandboxedHtml(value[shown], plain ?? "HTML output", config.htmlFrameHead));
   } else if (shown === "image/svg+xml") {
-    output.append(svgImage(value[shown], plain ?? "picture"));
+    const words = figureWords(value[config.figureMime]);
+    output.append(svgImage(value[shown], words?.alt ?? plain ?? "picture"));
+    if (words) output.append(figureTable(words));
   } else if (shown === "text/plain") {
     appendOutput(output, "value", plain);
   }

@@ -12,6 +12,8 @@ class StepState {
     this.setupDone = null;
     /** `{id, code, controls}` of the cells that ran without error, in order: replayed after a crash. */
     this.succeeded = [];
+    /** The learner's cells that ran to an end (with or without an error) in this worker. */
+    this.ran = new Set();
   }
 }
 
@@ -97,6 +99,7 @@ export class KernelSession {
     const key = this.currentKey;
     const state = this.stateOf(key);
     const cells = [...this.currentSetup, ...state.succeeded];
+    state.ran = new Set(state.succeeded.map((cell) => cell.id));
     this.restartNote = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
     state.setupDone = (async () => {
       for (const cell of cells) {
@@ -169,9 +172,15 @@ class StepSession {
     const result = await session.kernel.run(code, run);
     const state = session.stateOf(this.key);
     if (result.ok) state.succeeded.push({ id: cellId, code, controls });
+    if (!result.stopped && result.error_type !== "KernelRestarted") state.ran.add(cellId);
     // A failed setup explains what follows (a NameError for what it should have defined).
     if (state.setupFailures?.length) return { ...result, setupFailures: state.setupFailures };
     return result;
+  }
+
+  /** Whether the learner's cell `cellId` ran to an end in this worker (static/js/order.js). */
+  hasRun(cellId) {
+    return this.session.stateOf(this.key).ran.has(cellId);
   }
 
   /** Run an exercise's hidden check after its cell passed. */

@@ -2,6 +2,7 @@
 // step page's inline script has already started the worker, which the client adopts; elsewhere
 // the client starts it. The worker asks for the big files itself as it starts; a page that
 // reloads under the service worker (the inline script's other job) starts none.
+import { noSharedMemory } from "./features.js";
 import { KernelClient } from "./kernel.js";
 import { keepOffline, pageIsolation } from "./offline.js";
 
@@ -13,8 +14,8 @@ if (config) {
   const isolation = await pageIsolation();
   if (!isolation.reloading) {
     const kernel = new KernelClient(JSON.parse(config));
-    /** Why Stop must restart Python here (no SharedArrayBuffer), or null. */
-    kernel.isolationNote = isolation.why ?? null;
+    /** Why Stop must restart Python here (no shared memory: features.js), or null. */
+    kernel.isolationNote = isolation.why ?? noSharedMemory();
     // Marked when each phase reached the page, also those the early worker said before now.
     kernel.addPhaseListener((phase, detail, at) => {
       const mark = (name) => performance.mark(name, { startTime: at });

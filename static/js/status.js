@@ -10,6 +10,16 @@ const PHASE_TEXT = {
   error: "Python failed to start",
 };
 
+/** What a boot whose last phase is this one is waiting for. */
+const WAITING_FOR = {
+  loading: "the Python worker to start",
+  restarting: "the new Python worker to start",
+  downloading: "Pyodide's files to arrive",
+  starting: "the interpreter to start",
+  "python-ready": "the lesson library to load",
+  packages: "the lesson's packages to load",
+};
+
 export function formatBytes(bytes) {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} kB`;
 }
@@ -39,6 +49,16 @@ export function phaseText(phase, detail, downloaded) {
   return text;
 }
 
+/** The status line of a boot not ready after `seconds`: which phase it waits in, bytes so far. */
+export function waitingText(phase, downloaded, seconds) {
+  const waiting = WAITING_FOR[phase] ?? `the step after "${phase}"`;
+  const bytes = downloaded ? `${formatBytes(downloaded)} downloaded so far` : "nothing downloaded yet";
+  return (
+    `Python is not ready after ${Math.round(seconds)} s: still waiting for ${waiting} (${bytes}). ` +
+    "Reloading the page may help; the console may say more."
+  );
+}
+
 /**
  * Show the kernel's boot phases in `status`, call `onReady()` each time Python is ready, and
  * wire the Restart button to `session.restart()`.
@@ -48,6 +68,20 @@ export function showKernelStatus(kernel, session, status, onReady) {
   let downloaded = 0;
   let phaseNow = "loading";
   let phaseDetail = {};
+  // A boot not ready after `bootPatienceMs` says what it is still waiting for, until it is.
+  let late = false;
+  let patience = null;
+  const watch = () => {
+    clearTimeout(patience);
+    late = false;
+    const limit = kernel.config?.bootPatienceMs;
+    if (!limit) return;
+    patience = setTimeout(() => {
+      late = phaseNow !== "ready" && phaseNow !== "error";
+      if (late) status.textContent = waitingText(phaseNow, downloaded, limit / 1000);
+    }, limit);
+  };
+  watch();
   kernel.addPhaseListener((phase, detail) => {
     if (phase === "progress") {
       // Bytes of the boot's downloads so far, shown until Python is ready.
@@ -59,6 +93,9 @@ export function showKernelStatus(kernel, session, status, onReady) {
     [phaseNow, phaseDetail] = [phase, detail];
     status.dataset.phase = phase;
     status.textContent = phaseText(phase, detail, downloaded);
+    if (phase === "restarting") watch();
+    if (phase === "ready" || phase === "error") clearTimeout(patience);
+    else if (late) status.textContent = waitingText(phase, downloaded, kernel.config.bootPatienceMs / 1000);
     if (phase === "ready" && kernel.isolationNote) {
       // Said once, on the ready line: without SharedArrayBuffer, Stop cannot interrupt Python.
       status.textContent += ` (Stop restarts Python and replays the step: ${kernel.isolationNote})`;

@@ -4,6 +4,7 @@
 import { liveRunner, mountControls } from "./controls.js";
 import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
 import { mountHelp } from "./help.js";
+import { runEarlierFirst, showNameErrorHint, showOrderNote } from "./order.js";
 import { appendOutput, showResult, showSetupFailures } from "./output.js";
 import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
 
@@ -20,7 +21,12 @@ import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
  */
 export function mountStep(root, ctx) {
   const sections = [...root.querySelectorAll(".cell")];
-  const cells = sections.map((section, index) => mountCell(section, sections[index + 1], ctx));
+  const cells = [];
+  sections.forEach((section, index) => {
+    // The cells above, which a run of this one runs first when they have not run (order.js).
+    const earlier = ctx.data.runEarlier === false ? () => [] : () => cells.slice(0, index);
+    cells.push(mountCell(section, sections[index + 1], { ...ctx, earlier }));
+  });
   // "Run all above": the earlier cells of the step in order, stopping at the first failure.
   cells.forEach(({ section }, index) => {
     section.querySelector(".run-above")?.addEventListener("click", async () => {
@@ -164,7 +170,7 @@ function mountCell(section, next, ctx) {
   section
     .querySelector(".reset")
     ?.addEventListener("click", () => restoreStarter("Reset to the starting code."));
-  return { section, execute, view, flush: saver.flush };
+  return { id: cellId, section, execute, view, flush: saver.flush };
 }
 
 /** The cell's controls (controls.js), saved with the learner's edits; a change re-runs the cell. */
@@ -215,9 +221,15 @@ function cellRunner(section, ctx, code, controls) {
       first = false;
       appendOutput(output, name, text);
     };
+    const stops = ctx.session.stops;
+    const ranFirst = await runEarlierFirst(ctx.earlier(), step);
     const values = controls.values();
-    let result = await step.runCell(cellId, code(), { onStream, timeLimit, controls: values });
+    let result =
+      ctx.session.stops === stops
+        ? await step.runCell(cellId, code(), { onStream, timeLimit, controls: values })
+        : { ok: false, stopped: "you pressed Stop", notStarted: true };
     showControls(controls, result, live);
+    showOrderNote(output, ranFirst);
     if (result.notStarted) {
       performance.mark("pd:stopped");
       finish(`Stopped: ${result.stopped}`);
@@ -226,6 +238,7 @@ function cellRunner(section, ctx, code, controls) {
     if (first) performance.mark("pd:first-output");
     showResult(output, result, config);
     if (result.setupFailures) showSetupFailures(output, result.setupFailures);
+    showNameErrorHint(output, result, data, cellId);
     const ms = Math.round(performance.now() - started);
     if (withCheck && result.ok) {
       result = await step.runCheck(cellId, data.checks[cellId]);

@@ -38,6 +38,17 @@ export function contentType(url) {
   return TYPES[suffix] ?? "application/octet-stream";
 }
 
+/**
+ * Why this browser cannot decode `coding` (no `DecompressionStream` for gzip), or null: its
+ * twins are then never fetched, and the files come as they are.
+ */
+export function cannotDecode(coding, scope = globalThis) {
+  if (coding === "gzip" && typeof scope.DecompressionStream !== "function") {
+    return "this browser has no DecompressionStream";
+  }
+  return null;
+}
+
 /** A decoder for `coding`: the browser's for gzip; zstd from `loadZstd` (zstd-decoder.js). */
 export async function decoderFor(coding, loadZstd) {
   if (coding === "gzip") return new DecompressionStream("gzip");
@@ -161,6 +172,11 @@ export function withTwins(
     if (!plainRequest(input, init)) return fetchImpl(input, init);
     const entry = table.get(href);
     if (!entry || failed.has(href)) return plain(href, input, init);
+    const missing = cannotDecode(entry.coding);
+    if (missing) {
+      fallBack(href, missing);
+      return plain(href, input, init);
+    }
     try {
       const response = await fetchImpl(entry.twin, { signal: init?.signal });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);

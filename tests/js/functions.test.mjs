@@ -23,12 +23,13 @@ export function mask(source) {
     else if (two === "/*") end = source.indexOf("*/", i + 2) + 2;
     else if (source[i] === '"' || source[i] === "'") {
       end = i + 1;
-      while (source[end] !== source[i]) end += source[end] === "\\" ? 2 : 1;
+      // Bounded: a quote in a regex literal opens no string that ends (the file's end does).
+      while (end < source.length && source[end] !== source[i]) end += source[end] === "\\" ? 2 : 1;
       end += 1;
     } else if (source[i] === "`") {
       end = i + 1;
       let depth = 0;
-      while (depth > 0 || source[end] !== "`") {
+      while (end < source.length && (depth > 0 || source[end] !== "`")) {
         if (source[end] === "\\") end += 1;
         else if (source.startsWith("${", end)) depth += 1;
         else if (depth > 0 && source[end] === "}") depth -= 1;

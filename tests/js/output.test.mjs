@@ -38,6 +38,37 @@ test("SVG becomes an image, encoded into its data URL", () => {
   assert.equal(img.alt, "picture");
 });
 
+test("a picture's words give its alt text and a hidden table of its data", () => {
+  const box = new FakeElement("output");
+  const mime = "application/vnd.promptdojo.figure+json";
+  const words = {
+    title: "Perplexity",
+    summary: "Bar chart of 2 labels.",
+    columns: ["label", "value"],
+    rows: [["Q8_0", "4.1"], ["<b>", "5.3"]],
+  };
+  const value = { "image/svg+xml": "<svg/>", "text/plain": "t", [mime]: JSON.stringify(words) };
+  output.showResult(box, { ok: true, value }, { ...CONFIG, figureMime: mime });
+  const [img, table] = box.children;
+  assert.equal(img.alt, "Perplexity. Bar chart of 2 labels.");
+  assert.equal(table.tagName, "TABLE");
+  assert.equal(table.className, "figure-data visually-hidden");
+  const [caption, head, body] = table.children;
+  assert.equal(caption.textContent, "Data of the picture: Perplexity");
+  assert.deepEqual(
+    head.children[0].children.map((th) => [th.tagName, th.getAttribute("scope"), th.textContent]),
+    [["TH", "col", "label"], ["TH", "col", "value"]],
+  );
+  const rows = body.children.map((tr) => tr.children.map((c) => [c.tagName, c.textContent]));
+  assert.deepEqual(rows[1], [["TH", "<b>"], ["TD", "5.3"]]); // text, never markup
+  // Words that do not parse: the plain repr is the alt text, and no table.
+  const bad = new FakeElement("output");
+  const broken = { "image/svg+xml": "<svg/>", "text/plain": "t", [mime]: "{" };
+  output.showResult(bad, { ok: true, value: broken }, { ...CONFIG, figureMime: mime });
+  assert.equal(bad.children.length, 1);
+  assert.equal(bad.children[0].alt, "t");
+});
+
 test("text goes in as text, and streams of one kind join one block", () => {
   const box = new FakeElement("output");
   output.appendOutput(box, "stdout", "<b>a</b>");

@@ -57,6 +57,24 @@ test("a zstd twin and a gzip twin are fetched instead of their files, and decode
   assert.deepEqual(said, []);
 });
 
+test("without DecompressionStream a gzip twin is never fetched: the file comes, said once", async () => {
+  const kept = globalThis.DecompressionStream;
+  delete globalThis.DecompressionStream;
+  try {
+    const { fetch, asked, said } = wrapped(
+      { [`${BASE}b.js`]: raw, [`${BASE}b.js.gz`]: gzipSync(raw) },
+      { [`${BASE}b.js`]: [`${BASE}b.js.gz`, "gzip"] },
+    );
+    assert.deepEqual(await bytes(await fetch(`${BASE}b.js`)), raw);
+    assert.deepEqual(await bytes(await fetch(`${BASE}b.js`)), raw);
+    assert.deepEqual(asked, [`${BASE}b.js`, `${BASE}b.js`]);
+    assert.equal(said.length, 1);
+    assert.match(said[0], /compressed copy of b\.js was not used \(this browser has no Decompr/);
+  } finally {
+    globalThis.DecompressionStream = kept;
+  }
+});
+
 test("a twin the host decoded on the way is passed on as it is", async () => {
   const { fetch, said } = wrapped(
     { [`${BASE}a.wasm.zst`]: raw },

@@ -1,0 +1,43 @@
+// Drives Firefox over WebDriver BiDi with puppeteer-core, for the cross-engine walk
+// (tests/e2e/engines.py): one JSON command a line on stdin, one JSON answer a line on stdout.
+//   {"cmd": "goto", "url": ...}   {"cmd": "eval", "expression": ...}   {"cmd": "reload"}
+//   {"cmd": "newPage"}            {"cmd": "close"}
+// An expression that gives a promise is awaited. Answers are {"ok": true, "value"} or
+// {"ok": false, "error"}. The first line says {"ok": true, "version"} once the browser runs.
+import { createInterface } from "node:readline";
+import puppeteer from "puppeteer-core";
+
+const executablePath = process.argv[2] ?? "/usr/bin/firefox-esr";
+// Milliseconds a navigation or an evaluation may take (above the page's own limit, below the Python side's).
+const timeout = Number(process.argv[3] ?? 65) * 1000;
+const browser = await puppeteer.launch({
+  browser: "firefox",
+  executablePath,
+  headless: true,
+  protocolTimeout: timeout,
+});
+let page = await browser.newPage();
+const say = (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`);
+say({ ok: true, version: await browser.version() });
+
+const COMMANDS = {
+  goto: ({ url }) => page.goto(url, { waitUntil: "domcontentloaded", timeout }).then(() => null),
+  reload: () => page.reload({ waitUntil: "domcontentloaded", timeout }).then(() => null),
+  eval: ({ expression }) => page.evaluate(expression),
+  newPage: async () => {
+    await page.close();
+    page = await browser.newPage();
+    return null;
+  },
+};
+
+for await (const line of createInterface({ input: process.stdin })) {
+  const command = JSON.parse(line);
+  if (command.cmd === "close") break;
+  try {
+    say({ ok: true, value: (await COMMANDS[command.cmd](command)) ?? null });
+  } catch (error) {
+    say({ ok: false, error: String(error?.message ?? error) });
+  }
+}
+await browser.close();

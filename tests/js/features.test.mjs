@@ -1,0 +1,126 @@
+// Feature detection: an isolated page without SharedArrayBuffer (WebKitGTK as shipped) still gets
+// a kernel, whose Stop replaces the worker; a browser that cannot start the worker says so; a
+// boot that never gets ready says what it waits for.
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, mock, test } from "node:test";
+import { KernelClient } from "../../static/js/kernel.js";
+import { showKernelStatus, waitingText } from "../../static/js/status.js";
+import { FakeElement } from "./fake_dom.mjs";
+
+/** A kernel worker that records its messages and never answers. */
+class SilentWorker {
+  static made = [];
+  constructor(url, options) {
+    this.url = url;
+    this.options = options;
+    this.messages = [];
+    this.terminated = false;
+    SilentWorker.made.push(this);
+  }
+  postMessage(message) {
+    this.messages.push(message);
+  }
+  terminate() {
+    this.terminated = true;
+  }
+}
+
+const CONFIG = { workerUrl: "worker.js", timeLimit: 30, stopGraceMs: 1500, stopWindDownMs: 5000 };
+const saved = {};
+
+beforeEach(() => {
+  for (const name of ["Worker", "SharedArrayBuffer", "crossOriginIsolated", "document"]) {
+    saved[name] = Object.getOwnPropertyDescriptor(globalThis, name);
+  }
+  SilentWorker.made = [];
+  globalThis.Worker = SilentWorker;
+  globalThis.document = { querySelector: () => null };
+});
+
+afterEach(() => {
+  for (const [name, descriptor] of Object.entries(saved)) {
+    if (descriptor) Object.defineProperty(globalThis, name, descriptor);
+    else delete globalThis[name];
+  }
+  mock.timers.reset();
+});
+
+test("an isolated page without SharedArrayBuffer starts Python, and Stop replaces the worker", () => {
+  globalThis.crossOriginIsolated = true;
+  delete globalThis.SharedArrayBuffer;
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const kernel = new KernelClient(CONFIG);
+  assert.equal(kernel.interrupt, null);
+  assert.equal(SilentWorker.made.length, 1);
+  assert.equal(SilentWorker.made[0].messages[0].interrupt, null);
+
+  const result = kernel.run("while True: pass", {});
+  kernel.stop();
+  mock.timers.tick(0);
+  assert.equal(SilentWorker.made[0].terminated, true);
+  assert.equal(SilentWorker.made.length, 2, "a fresh worker replaced the stuck one");
+  return result.then((r) => assert.match(r.traceback ?? r.error ?? JSON.stringify(r), /interrupt/));
+});
+
+test("an isolated page with SharedArrayBuffer still interrupts Python", () => {
+  globalThis.crossOriginIsolated = true;
+  const kernel = new KernelClient(CONFIG);
+  assert.ok(kernel.interrupt instanceof Int32Array);
+  assert.ok(kernel.interrupt.buffer instanceof SharedArrayBuffer);
+});
+
+test("a browser that cannot start a module worker gets an error phase, not a silent page", () => {
+  globalThis.Worker = class {
+    constructor() {
+      throw new TypeError("Module scripts are not supported in workers");
+    }
+  };
+  const kernel = new KernelClient(CONFIG);
+  const phases = [];
+  kernel.addPhaseListener((phase, detail) => phases.push([phase, detail.message]));
+  assert.deepEqual(phases.at(-1)[0], "error");
+  assert.match(phases.at(-1)[1], /cannot start the Python worker \(Module scripts/);
+});
+
+/** A kernel whose phases the test says, as the worker would. */
+function fakeKernel(config) {
+  const listeners = [];
+  return {
+    config,
+    listeners,
+    addPhaseListener: (listener) => listeners.push(listener),
+    say: (phase, detail = {}) => listeners.forEach((listener) => listener(phase, detail)),
+  };
+}
+
+test("a boot not ready after the patience limit says which phase it waits in, and the bytes", () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const kernel = fakeKernel({ bootPatienceMs: 60000 });
+  const status = new FakeElement("p");
+  status.dataset = {};
+  let ready = 0;
+  showKernelStatus(kernel, {}, status, () => ready++);
+  kernel.say("downloading");
+  kernel.say("progress", { bytes: 3_400_000 });
+  mock.timers.tick(59_999);
+  assert.doesNotMatch(status.textContent, /not ready/);
+  mock.timers.tick(1);
+  assert.equal(status.textContent, waitingText("downloading", 3_400_000, 60));
+  assert.match(status.textContent, /after 60 s: still waiting for Pyodide\x27s files .*3\.4 MB/);
+  kernel.say("starting");
+  assert.match(status.textContent, /still waiting for the interpreter to start/);
+  kernel.say("ready");
+  assert.equal(status.textContent, "Python: ready");
+  assert.equal(ready, 1);
+});
+
+test("a boot that is ready in time never shows the waiting line", () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const kernel = fakeKernel({ bootPatienceMs: 60000 });
+  const status = new FakeElement("p");
+  status.dataset = {};
+  showKernelStatus(kernel, {}, status, () => {});
+  kernel.say("ready");
+  mock.timers.tick(120_000);
+  assert.equal(status.textContent, "Python: ready");
+});

@@ -1,0 +1,116 @@
+// order.js: the cells above a pressed one that have not run are run first, in order, stopping at
+// a failure; the session knows which cells ran in this worker; a NameError names the cell that
+// defines the name.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { nameErrorHint, runEarlierFirst, undefinedName } from "../../static/js/order.js";
+import { KernelSession } from "../../static/js/session.js";
+
+class FakeKernel {
+  constructor() {
+    this.runs = [];
+    this.listeners = [];
+  }
+
+  addRestartListener(listener) {
+    this.listeners.push(listener);
+  }
+
+  restart(reason) {
+    for (const listener of this.listeners) listener(reason);
+  }
+
+  run(code, { cellId, internal = false }) {
+    this.runs.push({ cellId, internal });
+    if (code === "stopped") return Promise.resolve({ ok: false, stopped: "you pressed Stop" });
+    return Promise.resolve({ ok: !code.startsWith("raise"), error_type: "X", value: {} });
+  }
+}
+
+/** Cells as step.js gives them: `{id, execute}`, executing through the step session. */
+function cells(step, codes) {
+  return Object.entries(codes).map(([id, code]) => {
+    const execute = () => step.runCell(id, code, {});
+    execute.inflight = null;
+    return { id, execute };
+  });
+}
+
+test("the cells above that have not run run first, in order; those that ran do not", async () => {
+  const kernel = new KernelSession(new FakeKernel());
+  const step = kernel.enter("l/1");
+  const [a, b, c] = cells(step, { a: "x = 1", b: "y = 2", c: "x + y" });
+  await b.execute();
+  assert.deepEqual(await runEarlierFirst([a, b], step), ["a"]);
+  assert.deepEqual(
+    kernel.kernel.runs.map((run) => run.cellId),
+    ["b", "a"],
+  );
+  assert.deepEqual(await runEarlierFirst([a, b], step), []);
+  assert.equal(step.hasRun("c"), false);
+  await c.execute();
+  assert.equal(step.hasRun("c"), true);
+});
+
+test("a failing cell above stops the ones after it; it still counts as run", async () => {
+  const kernel = new KernelSession(new FakeKernel());
+  const step = kernel.enter("l/1");
+  const earlier = cells(step, { a: "raise ValueError", b: "y = 2" });
+  assert.deepEqual(await runEarlierFirst(earlier, step), ["a"]);
+  assert.equal(step.hasRun("a"), true);
+  assert.equal(step.hasRun("b"), false);
+});
+
+test("a stopped cell has not run; after a restart only the replayed cells have", async () => {
+  const kernel = new KernelSession(new FakeKernel());
+  const step = kernel.enter("l/1");
+  const [a, b, spin] = cells(step, { a: "x = 1", b: "raise E", spin: "stopped" });
+  await a.execute();
+  await b.execute();
+  await spin.execute();
+  assert.equal(step.hasRun("spin"), false);
+  kernel.replay("it crashed");
+  assert.equal(step.hasRun("a"), true);
+  assert.equal(step.hasRun("b"), false);
+  kernel.restart();
+  assert.equal(step.hasRun("a"), false);
+});
+
+test("a run in flight above is waited for, not started again", async () => {
+  const kernel = new KernelSession(new FakeKernel());
+  const step = kernel.enter("l/1");
+  let release;
+  const a = { id: "a", execute: () => assert.fail("started twice") };
+  a.execute.inflight = new Promise((resolve) => (release = resolve));
+  const ran = runEarlierFirst([a], step);
+  release();
+  assert.deepEqual(await ran, []);
+});
+
+test("a NameError names the cell that defines the name", () => {
+  const error = (name) => ({
+    ok: false,
+    error_type: "NameError",
+    error_message: `name '${name}' is not defined`,
+  });
+  const definitions = {
+    draw_counts: { cell: "imports", step: 3, title: "Counts" },
+    counter: { cell: "one", step: 1, title: "State" },
+    own: { cell: "mine", step: 3, title: "Counts" },
+    toString: undefined,
+  };
+  assert.equal(undefinedName(error("draw_counts")), "draw_counts");
+  assert.equal(undefinedName({ ok: false, error_type: "ValueError", error_message: "x" }), null);
+  assert.equal(
+    nameErrorHint(error("draw_counts"), definitions, "plot", 3),
+    "“draw_counts” is defined by this step's cell “imports”: run it first.",
+  );
+  assert.match(
+    nameErrorHint(error("counter"), definitions, "plot", 3),
+    /^“counter” is defined in step 1 \(“State”\), cell “one”: each step has its own/,
+  );
+  // Its own cell defines it (later in the cell), an unknown name, an inherited property: nothing.
+  assert.equal(nameErrorHint(error("own"), definitions, "mine", 3), null);
+  assert.equal(nameErrorHint(error("nowhere"), definitions, "plot", 3), null);
+  assert.equal(nameErrorHint(error("constructor"), definitions, "plot", 3), null);
+});
