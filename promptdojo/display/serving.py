@@ -12,11 +12,11 @@ from promptdojo.display.svg import (
     Figure,
     axes,
     esc,
+    figure,
     fmt,
     left_margin,
     nice_max,
     svg,
-    table,
     text_width,
     y_ticks,
 )
@@ -59,7 +59,15 @@ def block_map(owners: Sequence[str | None], title: str = "KV blocks", columns: i
         x += 14 + text_width(name) + 16
     counts = [(n, f"{sum(o == n for o in owners)} blocks") for n in names]
     counts.append(("free", f"{sum(o is None for o in owners)} blocks"))
-    return Figure(svg(width, height, title, body), table(title, counts), title)
+    held = len(owners) - sum(o is None for o in owners)
+    summary = (
+        f"Map of {len(owners)} KV blocks, {columns} to a row: {held} held by "
+        f"{len(names)} request{'s' if len(names) != 1 else ''}, {len(owners) - held} free."
+    )
+    data = [(str(i), owner or "free") for i, owner in enumerate(owners)]
+    return figure(
+        svg(width, height, title, body), title, counts, summary, ("block", "held by"), data
+    )
 
 
 def line_chart(
@@ -128,4 +136,19 @@ def line_chart(
             f"{esc(name)}</text>"
         )
         x += 14 + text_width(name) + 16
-    return Figure(svg(width, height, title, body), table(title, rows), title)
+    summary = (
+        f"Line chart of {len(data)} series ({', '.join(data)}) over {xlabel or 'x'}: "
+        + "; ".join(
+            f"{name} from ({fmt(xs[0])}, {fmt(ys[0])}) to ({fmt(xs[-1])}, {fmt(ys[-1])})"
+            for name, (xs, ys) in data.items()
+        )
+        + "."
+    )
+    cells = []
+    for name, (xs, ys) in data.items():
+        named = list((labels or {}).get(name, []))
+        for j, (x, y) in enumerate(zip(xs, ys, strict=True)):
+            point = (named[j] if j < len(named) else "-",) if labels else ()
+            cells.append((name, *point, fmt(x), fmt(y)))
+    columns = ("series", *(("point",) if labels else ()), xlabel or "x", ylabel or "y")
+    return figure(svg(width, height, title, body), title, rows, summary, columns, cells)

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from promptdojo import display
-from promptdojo.course import load_lesson
+from promptdojo.course import discover, load_lesson
 from promptdojo.course.records import load_records
 from promptdojo.kernel import FIGURE_MIME, _mime_bundle, figure_words
 from promptdojo.web.app import create_app
@@ -35,7 +35,19 @@ PICTURES = {
     ),
     "memory_bars": lambda: display.memory_bars({"fp16": 2e9, "q4": 6e8}, limit=1e9),
     "kv_cache_growth": lambda: display.kv_cache_growth({"m": 131072.0}, 8192),
+    "block_map": lambda: display.block_map(["a", "a", None, "b"], title="Pool"),
+    "line_chart": lambda: display.line_chart(
+        {"static": ([1, 8], [120, 700]), "continuous": ([1, 8], [126, 950])},
+        title="Throughput",
+        xlabel="batch",
+        labels={"continuous": ["1", "8"]},
+    ),
 }
+
+
+def test_every_drawing_function_of_the_library_is_walked_here() -> None:
+    drawing = {n for n in display.__all__ if n[0].islower()}
+    assert drawing == set(PICTURES)
 
 
 @pytest.mark.parametrize("name", list(PICTURES))
@@ -81,8 +93,9 @@ class _Pictures(HTMLParser):
             self._table["text"] += data
 
 
-def test_every_recorded_picture_of_the_lesson_has_its_words(tmp_path: Path) -> None:
-    lesson = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization")
+@pytest.mark.parametrize("lesson_id", [folder.name for folder in discover(REAL_LESSONS)])
+def test_every_recorded_picture_of_the_lesson_has_its_words(tmp_path: Path, lesson_id: str) -> None:
+    lesson = load_lesson(REAL_LESSONS / lesson_id)
     client = TestClient(
         create_app(Settings(lessons_dir=REAL_LESSONS, package_cache_dir=tmp_path / "pkgs"))
     )
@@ -109,4 +122,4 @@ def test_every_recorded_picture_of_the_lesson_has_its_words(tmp_path: Path) -> N
             assert table["rows"] == len(words["rows"]) + 1, where
             assert "".join(words["rows"][0]) in table["text"], where
             walked += 1
-    assert walked > 5  # the lesson draws pictures in most steps
+    assert walked > 5  # each lesson draws pictures in most steps
