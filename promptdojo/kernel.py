@@ -25,6 +25,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_KEY, WARM_UP_NUMPY
 from promptdojo.ui import MAX_TEXT, RUN_KEY, ControlError, ControlRun
 
 __all__ = ["CellResult", "Kernel", "seed_code", "seed_everything"]
@@ -180,34 +181,6 @@ class _UnavailableFinder:
             raise ModuleNotFoundError(reason, name=fullname)
 
 
-_WARM_UP_KEY = "\0warm-up"
-#: A cell like a lesson's first: a loop, f-strings, a dict, a traceback caught, a last value.
-_WARM_UP = """\
-values = [0.60, 0.25, 0.15]
-total = 0.0
-for i, v in enumerate(values):
-    total += v * i
-print(f"{total:.3f}", dict(zip("abc", values)), sorted(values))
-try:
-    {}["missing"]
-except KeyError:
-    import traceback as _tb
-    _tb.format_exc()
-{"total": round(total, 3)}
-"""
-#: numpy's everyday calls, with a generator of its own (the global one is the lesson's).
-_WARM_UP_NUMPY = """\
-import numpy as np
-x = np.log(np.array(values))
-p = np.exp(x - x.max())
-p /= p.sum()
-rng = np.random.default_rng(0)
-grid = np.arange(6.0).reshape(2, 3)
-print(p.round(3).tolist(), int(np.argmax(p)), rng.choice(3, size=4, p=p), grid @ grid.T)
-grid
-"""
-
-
 class Kernel:
     """Namespaces per step, and the code that runs one cell in one of them."""
 
@@ -246,13 +219,13 @@ class Kernel:
         200 ms there. The page calls this before it says "ready", so the learner's first Run
         does not pay them. Nothing of it stays: no namespace, no output, no global random state.
         """
-        code = _WARM_UP + (_WARM_UP_NUMPY if numpy else "")
+        code = WARM_UP + (WARM_UP_NUMPY if numpy else "")
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                return self.run(code, key=_WARM_UP_KEY, cell_id="warm-up")
+                return self.run(code, key=WARM_UP_KEY, cell_id="warm-up")
         finally:
-            self.reset(_WARM_UP_KEY)
+            self.reset(WARM_UP_KEY)
 
     def run(
         self,

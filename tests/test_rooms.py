@@ -38,6 +38,7 @@ ROOMS = {
     "course": "course",
     "pyodide": "pyodide",
     "kernel": "kernel",
+    "kernel_warm_up": "kernel",
     # The controls of a cell (promptdojo.ui) are the kernel's other half: the kernel hands each
     # run its ControlRun. Standard library only, like the kernel.
     "ui": "kernel",

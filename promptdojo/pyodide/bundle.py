@@ -18,6 +18,7 @@ import promptdojo
 LEARNER_MODULES: tuple[str, ...] = (
     "__init__.py",
     "kernel.py",
+    "kernel_warm_up.py",
     "ui.py",
     "decoding",
     "kvcache.py",
