@@ -289,6 +289,16 @@ export async function bootCellRunner({
   return runner;
 }
 
+/** A kernel CellResult as a plain object (`to_dict`, converted to JS). */
+function plainResult(result) {
+  const dict = result.to_dict();
+  try {
+    return dict.toJs({ dict_converter: Object.fromEntries });
+  } finally {
+    dict.destroy();
+  }
+}
+
 /** The Python kernel, with an import of each package in `missing` failing with its reason. */
 function newKernel(kernelModule, missing) {
   const pyKernel = kernelModule.Kernel();
@@ -348,11 +358,15 @@ export class CellRunner {
     // Control values cross as JSON text: Python parses and checks them (promptdojo.kernel).
     const values = controls == null ? undefined : JSON.stringify(controls); // undefined is None
     const result = this.pyKernel.run.callKwargs(code, key, cellId, { controls: values });
-    const dict = result.to_dict();
     try {
-      return dict.toJs({ dict_converter: Object.fromEntries });
+      return plainResult(result);
+    } catch (error) {
+      // A Stop that lands while the finished cell's result is converted (Python checks for
+      // signals there too) fails the conversion, not the cell: the signal is spent, so the
+      // second conversion goes through and the learner keeps the result.
+      if (error?.type !== "ConversionError" && error?.type !== "KeyboardInterrupt") throw error;
+      return plainResult(result);
     } finally {
-      dict.destroy();
       result.destroy();
     }
   }
