@@ -138,17 +138,20 @@ class ChromiumEngine(_Steps):
     evaluation races a timer in the page (:func:`guarded`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, browser: Any = None) -> None:
+        """``browser``: a Playwright browser already running (the test session's: Playwright's
+        sync API cannot start twice in one thread); without it, one of its own."""
         from playwright.sync_api import sync_playwright
 
         from tests.e2e.conftest import CHROMIUM_ARGS
 
         self.name = "chromium"
-        self._playwright = sync_playwright().start()
-        self._browser = self._playwright.chromium.launch(
+        self._playwright = None if browser is not None else sync_playwright().start()
+        self._browser = browser or self._playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
-        self._page = self._browser.new_context().new_page()
+        self._context = self._browser.new_context()
+        self._page = self._context.new_page()
         self._page.set_default_timeout(COMMAND_TIMEOUT_S * 1000)
         self.version = self._browser.version
 
@@ -175,8 +178,10 @@ class ChromiumEngine(_Steps):
             raise self._page_timeout(error, f"evaluating {expression[:80]!r}") from error
 
     def close(self) -> None:
-        self._browser.close()
-        self._playwright.stop()
+        self._context.close()
+        if self._playwright is not None:  # its own browser
+            self._browser.close()
+            self._playwright.stop()
 
 
 class FirefoxEngine(_Steps):
@@ -352,10 +357,11 @@ class WebKitEngine(_Steps):
             shutil.rmtree(self._home, ignore_errors=True)
 
 
-def launch(name: str) -> Engine:
-    """Start engine ``name`` (one of :data:`ENGINES`)."""
+def launch(name: str, chromium: Any = None) -> Engine:
+    """Start engine ``name`` (one of :data:`ENGINES`); ``chromium``, a running Playwright
+    Chromium to open the Chromium engine's pages in."""
     if name == "chromium":
-        return ChromiumEngine()
+        return ChromiumEngine(chromium)
     if name == "firefox":
         return FirefoxEngine()
     return WebKitEngine(shared_memory=name == "webkit")

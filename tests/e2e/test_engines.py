@@ -49,7 +49,9 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
         if os.environ.get("CI") == "true":
             pytest.fail(why + "; browser tests never skip under CI=true")
         pytest.skip(why)
-    browser = launch(request.param)
+    # Chromium's walk opens its pages in the session's Playwright browser (the suite's own).
+    session = request.getfixturevalue("browser") if request.param == "chromium" else None
+    browser = launch(request.param, session)
     yield browser
     browser.close()
 
