@@ -3,6 +3,7 @@ that wrong answers meet its check, and the rule for a message that names a sympt
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import replace
 
@@ -47,3 +48,32 @@ def symptom(message: str, forbidden: tuple[str, ...]) -> None:
     assert re.search(r"\d", message), message
     for fragment in forbidden:
         assert fragment not in message, (fragment, message)
+
+
+def check_wrong_answers(lesson: Lesson, step: int, exercise_id: str, forbidden: tuple[str, ...]):
+    """The starter and each wrong answer of the exercise meet the message it expects, which
+    names a symptom with numbers and gives away none of ``forbidden``; the solution passes."""
+    exercise = Exercise(lesson, step, exercise_id)
+    wrong = exercise.exercise.wrong
+    messages = [exercise.message(c.code) for c in (exercise.cell, *wrong)]
+    for message in messages:
+        symptom(message, forbidden)
+    for cell, message in zip(wrong, messages[1:], strict=True):
+        assert cell.expect in message, (cell.id, message)
+    assert exercise.passes(exercise.exercise.solution.code)
+
+
+def check_hints_hold_no_solution_line(lesson: Lesson, skipped: tuple[str, ...]) -> None:
+    """No hint of ``lesson`` holds a line of its solution (lines starting with ``skipped``,
+    comments and blank lines aside)."""
+    for step in lesson.steps:
+        for exercise in step.exercises:
+            solution = [
+                line.strip()
+                for line in exercise.solution.code.splitlines()
+                if line.strip() and not line.strip().startswith(("#", *skipped))
+            ]
+            for hint in exercise.hints:
+                text = html.unescape(re.sub(r"<[^>]+>", "", hint.html))
+                for line in solution:
+                    assert line not in text, (exercise.id, line)

@@ -4,14 +4,11 @@ formula nor the answer."""
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 
 from promptdojo.course import discover, load_lesson
 from tests.conftest import REAL_LESSONS
-from tests.lessons.feedback import Exercise, symptom
+from tests.lessons.feedback import check_hints_hold_no_solution_line, check_wrong_answers
 
 LESSON = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization")
 
@@ -46,26 +43,9 @@ def test_wrong_answers_get_a_symptom_not_the_answer(case) -> None:
     """The starter and each wrong answer of the lesson meet the message it expects, which
     names a symptom with numbers and gives away neither the formula nor the answer."""
     step, exercise_id = case
-    exercise = Exercise(LESSON, step, exercise_id)
-    wrong = exercise.exercise.wrong
-    messages = [exercise.message(c.code) for c in (exercise.cell, *wrong)]
-    for message in messages:
-        symptom(message, FORBIDDEN[exercise_id])
-    for cell, message in zip(wrong, messages[1:], strict=True):
-        assert cell.expect in message, (cell.id, message)
-    assert exercise.passes(exercise.exercise.solution.code)
+    check_wrong_answers(LESSON, step, exercise_id, FORBIDDEN[exercise_id])
 
 
 def test_feedback_is_tiered() -> None:
     """Hints lead rather than hand over the solution: no hint holds the solution's key line."""
-    for step in LESSON.steps:
-        for exercise in step.exercises:
-            solution = [
-                line.strip()
-                for line in exercise.solution.code.splitlines()
-                if line.strip() and not line.strip().startswith(("#", "print", "def ", "from "))
-            ]
-            for hint in exercise.hints:
-                text = html.unescape(re.sub(r"<[^>]+>", "", hint.html))
-                for line in solution:
-                    assert line not in text, (exercise.id, line)
+    check_hints_hold_no_solution_line(LESSON, ("print", "def ", "from "))
