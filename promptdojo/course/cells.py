@@ -15,7 +15,7 @@ from mdit_py_plugins.attrs.parse import ParseError, parse
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.model import Cell, CellKind, Location
 from promptdojo.course.problems import Report, did_you_mean
-from promptdojo.course.source import parse_python
+from promptdojo.course.source import check_syntax, parse_python, statements
 
 CELL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: Fence languages read as ``python``: the short name, Python 3's, and Quarto's ``{python}``.
@@ -24,6 +24,41 @@ CELL_KEYS = ("id", "class", "for", "raises", "time_limit", "no-ci", "expect")
 #: Kinds that belong to an exercise, named with ``for=ID``.
 ATTACHED = (CellKind.CHECK, CellKind.SOLUTION, CellKind.WRONG)
 CELL_CLASSES = tuple(k.value for k in CellKind if k is not CellKind.CODE)
+
+
+#: Cell attributes in their everyday form, ``{#id .class key=value key="a value"}``, single
+#: spaces apart: read with one regular expression instead of mdit-py-plugins' parser, which reads
+#: one character at a time. Anything else (comments, escapes, tabs, a mistake) goes to that
+#: parser, which also says what is wrong; the two agree on every string the pattern accepts.
+_NAME = r"[\w:-]+"
+_KEY = r"[A-Za-z0-9_:-]+"
+_QUOTED = r'"[^"\\{}\n]*"'
+_ITEM = rf"(?:[#.]{_NAME}|{_KEY}=(?:{_KEY}|{_QUOTED}))"
+_EVERYDAY = re.compile(rf"\{{ *{_ITEM}(?: +{_ITEM})* *\}}")
+_PARTS = re.compile(rf'([#.])({_NAME})|({_KEY})=(?:({_KEY})|"([^"\\{{}}\n]*)")')
+
+
+def read_attributes(text: str) -> tuple[int, dict[str, str]]:
+    """``mdit_py_plugins.attrs.parse.parse(text)``: the index of the closing brace and the
+    attributes (``id``, ``class`` with the classes joined by spaces, and the other keys, in the
+    order the parser gives them); :class:`ParseError` for a mistake."""
+    everyday = _EVERYDAY.match(text)
+    if everyday is None:
+        return parse(text)
+    attrs: dict[str, str] = {}
+    classes: list[str] = []
+    for mark, name, key, bare, quoted in _PARTS.findall(everyday.group()):
+        if mark == "#":
+            attrs["id"] = name
+        elif mark == ".":
+            classes.append(name)
+        elif key == "class":
+            classes.append(bare or quoted)
+        else:
+            attrs[key] = bare or quoted
+    if classes:
+        attrs["class"] = " ".join(classes)
+    return everyday.end() - 1, attrs
 
 
 @dataclass
@@ -50,7 +85,7 @@ def fence_attrs(token: Token, path: Path, report: Report) -> Fence:
             )
         else:
             try:
-                end, attrs = parse(rest)
+                end, attrs = read_attributes(rest)
             except ParseError as exc:
                 report.add(
                     path,
@@ -84,7 +119,7 @@ def unclosed(token: Token, lines: list[str]) -> bool:
 
 def _module_roots(tree: ast.Module) -> list[tuple[str, int]]:
     roots = []
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.Import):
             roots += [(a.name.split(".")[0], node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -119,9 +154,27 @@ class ImportRules:
         return None
 
 
+def defined_names(tree: ast.Module) -> set[str]:
+    """Classes a cell defines and names it imports: exceptions ``raises=`` may name."""
+    names = set()
+    for node in statements(tree):
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
 def python_cell(
-    fence: Fence, path: Path, report: Report, index: int, rules: ImportRules
+    fence: Fence,
+    path: Path,
+    report: Report,
+    index: int,
+    rules: ImportRules,
+    trees: dict[str, ast.Module] | None = None,
 ) -> Cell | None:
+    """The cell ``fence`` holds, its mistakes reported. Its code is parsed once: the syntax tree
+    is kept in ``trees`` by code, for the step's other checks to read."""
     attrs, line = fence.attrs, fence.line
     for key in attrs:
         if key not in CELL_KEYS:
@@ -209,8 +262,11 @@ def python_cell(
         )
     code = fence.token.content.rstrip("\n")
     first_line = line + 1
+    # The tree only when something is read from it: imports, the classes ``raises=`` may name, a
+    # check's messages and a solution's answers (giveaways); else a syntax check suffices.
+    wanted = kind in (CellKind.CHECK, CellKind.SOLUTION) or "import" in code or "class" in code
     try:
-        tree = parse_python(code)
+        tree = parse_python(code) if wanted else check_syntax(code)
     except SyntaxError as exc:
         if raises != "SyntaxError":
             report.add(
@@ -220,11 +276,13 @@ def python_cell(
                 "fix the code, or mark the cell raises=SyntaxError",
             )
     else:
-        for module, lineno in _module_roots(tree):
+        for module, lineno in _module_roots(tree) if tree is not None else ():
             problem = rules.problem(module)
             if problem is not None:
                 report.add(path, first_line + lineno - 1, *problem)
-        for lineno, problem in declared_controls(code)[1]:
+        if trees is not None and tree is not None:
+            trees[code] = tree
+        for lineno, problem in declared_controls(code, tree)[1]:
             report.add(path, first_line + lineno - 1, f"cell {cell_id!r}: {problem}")
     return Cell(
         id=cell_id,

@@ -29,7 +29,9 @@ def _control_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, str]]:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name | ast.Attribute):
-            name = func.attr if ast.unparse(func.value).endswith("ui") else None
+            # ``ui.slider``, ``promptdojo.ui.slider``: the name the call is made on ends in ui.
+            owner = func.value.id if isinstance(func.value, ast.Name) else func.value.attr
+            name = func.attr if owner.endswith("ui") else None
         if name in _FUNCTIONS:
             calls.append((node, name))
     yield from sorted(calls, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
@@ -46,21 +48,24 @@ def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | Non
     return args, kwargs
 
 
-def declared_controls(code: str) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+def declared_controls(
+    code: str, tree: ast.Module | None = None
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
     """The controls ``code`` declares with literal arguments, and ``(line, problem)`` pairs.
 
     Lines count from 1 in ``code``. Code that does not mention ``promptdojo.ui`` (or ``ui``
     imported from ``promptdojo``) declares nothing here, whatever its functions are called.
+    ``tree``, when given, is ``code`` parsed already.
     """
     if "promptdojo.ui" not in code and "import ui" not in code:
         return [], []
     try:
-        tree = parse_python(code)
+        tree = tree if tree is not None else parse_python(code)
     except SyntaxError:
         return [], []
     try:
         return _declared(tree)
-    except RecursionError:  # a call too deep to unparse: no control reads as one
+    except RecursionError:  # arguments too deep to read: no control reads as one
         return [], []
 
 

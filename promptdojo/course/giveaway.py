@@ -11,8 +11,8 @@ import ast
 import html
 import re
 
-from promptdojo.course.model import Cell, Diagnostic, Exercise, Location, Step
-from promptdojo.course.source import parse_python
+from promptdojo.course.model import Cell, Diagnostic, Location, Step
+from promptdojo.course.source import parse_python, statements
 
 _TAG = re.compile(r"<[^>]+>")
 #: Solution lines too common to give anything away.
@@ -25,11 +25,20 @@ def _solution_lines(code: str) -> list[str]:
     return [line for line in lines if len(line) >= 8 and not line.startswith(_PLAIN)]
 
 
-def _answer_values(code: str) -> list[str]:
-    """Numbers the solution binds as literals at its top level (``n_kept = 3``), as written."""
+def _parsed(code: str, trees: dict[str, ast.Module]) -> ast.Module | None:
+    """``code``'s syntax tree: from ``trees`` (the step's cells, parsed once) or parsed here."""
+    if code in trees:
+        return trees[code]
     try:
-        tree = parse_python(code)
+        return parse_python(code)
     except SyntaxError:
+        return None
+
+
+def _answer_values(code: str, trees: dict[str, ast.Module]) -> list[str]:
+    """Numbers the solution binds as literals at its top level (``n_kept = 3``), as written."""
+    tree = _parsed(code, trees)
+    if tree is None:
         return []
     values = []
     for node in tree.body:
@@ -43,15 +52,14 @@ def _answer_values(code: str) -> list[str]:
     return values
 
 
-def _messages(check: Cell) -> list[tuple[str, int]]:
+def _messages(check: Cell, trees: dict[str, ast.Module]) -> list[tuple[str, int]]:
     """The literal text of the check's messages (assert messages, raised errors' arguments),
     each with its line in the step file."""
-    try:
-        tree = parse_python(check.code)
-    except SyntaxError:
+    tree = _parsed(check.code, trees)
+    if tree is None:
         return []
     found = []
-    for node in ast.walk(tree):
+    for node in statements(tree):
         parts: list[ast.expr] = []
         if isinstance(node, ast.Assert) and node.msg is not None:
             parts = [node.msg]
@@ -68,26 +76,34 @@ def _messages(check: Cell) -> list[tuple[str, int]]:
     return found
 
 
-def _holds(text: str, exercise: Exercise) -> str:
-    """What of the solution ``text`` gives away, described; ``""`` when nothing."""
-    assert exercise.solution is not None
-    for line in _solution_lines(exercise.solution.code):
+def _holds(text: str, lines: list[str], values: list[tuple[str, re.Pattern]]) -> str:
+    """What of the solution (its idea's ``lines``, its answer ``values``) ``text`` gives away,
+    described; ``""`` when nothing."""
+    for line in lines:
         if line in text:
             return f"the solution's line `{line}`"
-    for value in _answer_values(exercise.solution.code):
-        if re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", text):
+    for value, pattern in values:
+        if pattern.search(text):
             return f"the solution's answer {value}"
     return ""
 
 
-def giveaways(step: Step) -> list[Diagnostic]:
-    """A warning for each hint or check message of ``step`` that holds its solution."""
+def giveaways(step: Step, trees: dict[str, ast.Module] | None = None) -> list[Diagnostic]:
+    """A warning for each hint or check message of ``step`` that holds its solution; ``trees``
+    holds the syntax trees of its cells' code, where they were parsed already."""
+    trees = trees if trees is not None else {}
     warnings = []
     for exercise in step.exercises:
         if exercise.solution is None:
             continue
+        solution = exercise.solution.code
+        lines = _solution_lines(solution)
+        values = [
+            (v, re.compile(rf"(?<![\w.]){re.escape(v)}(?![\w]|\.\d)"))
+            for v in _answer_values(solution, trees)
+        ]
         for number, hint in enumerate(exercise.hints, 1):
-            what = _holds(html.unescape(_TAG.sub("", hint.html)), exercise)
+            what = _holds(html.unescape(_TAG.sub("", hint.html)), lines, values)
             if what:
                 warnings.append(
                     Diagnostic(
@@ -96,8 +112,8 @@ def giveaways(step: Step) -> list[Diagnostic]:
                         "lead to it instead: name the idea, or a value to try it on",
                     )
                 )
-        for text, line in _messages(exercise.check):
-            what = _holds(text, exercise)
+        for text, line in _messages(exercise.check, trees):
+            what = _holds(text, lines, values)
             if what:
                 warnings.append(
                     Diagnostic(

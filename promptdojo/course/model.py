@@ -162,6 +162,8 @@ class Step:
     headings: tuple[tuple[str, str], ...] = ()
     #: Parts naming an exercise this step lacks (reported by the lesson, which sees every step).
     orphans: tuple[Orphan, ...] = ()
+    #: Mistakes that leave the step whole (a hint giving the solution away): warnings.
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def cells(self) -> tuple[Cell, ...]:

@@ -15,15 +15,15 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from promptdojo.course.cells import ImportRules, fence_attrs, python_cell, unclosed
+from promptdojo.course.cells import ImportRules, defined_names, fence_attrs, python_cell, unclosed
 from promptdojo.course.exercises import link_exercises, wrong_id
+from promptdojo.course.giveaway import giveaways
 from promptdojo.course.links import collect_links, mark_headings
 from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import load_mapping
 from promptdojo.course.model import Cell, CellKind, Hint, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
-from promptdojo.course.source import parse_python
 
 STEP_FILE = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)\.md$")
 STEP_KEYS = ("title", "summary")
@@ -140,12 +140,16 @@ def _check_maths(token: Token, path: Path, report: Report) -> None:
             )
 
 
-def _check_raises(cells: list[Cell], path: Path, report: Report) -> None:
+def _check_raises(
+    cells: list[Cell], trees: dict[str, ast.Module], path: Path, report: Report
+) -> None:
     """``raises=`` must name an exception class: a built-in one, or one the step defines or
-    imports; a name that only differs in case or spelling from one gets a "did you mean"."""
-    known = {n for n in dir(builtins) if _is_exception(getattr(builtins, n))}
+    imports (its cells' syntax ``trees``, by code); a name that only differs in case or spelling
+    from one gets a "did you mean"."""
+    known = set(_BUILTIN_EXCEPTIONS)
     for cell in cells:
-        known |= _defined_names(cell.code)
+        if cell.code in trees:
+            known |= defined_names(trees[cell.code])
     for cell in cells:
         name = cell.raises
         if not name or name in known or not name.isidentifier():
@@ -168,19 +172,7 @@ def _is_exception(value: object) -> bool:
     return isinstance(value, type) and issubclass(value, BaseException)
 
 
-def _defined_names(code: str) -> set[str]:
-    """Classes a cell defines and names it imports: exceptions ``raises=`` may name."""
-    try:
-        tree = parse_python(code)
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
+_BUILTIN_EXCEPTIONS = frozenset(n for n in dir(builtins) if _is_exception(getattr(builtins, n)))
 
 
 def parse_step(
@@ -236,6 +228,7 @@ def parse_step(
     hints: list[tuple[str | None, Hint, int]] = []
     prose: list[Token] = []
     seen_ids: dict[str, int] = {}
+    trees: dict[str, ast.Module] = {}  # each cell's code parsed, once
 
     def flush() -> None:
         if prose:
@@ -261,7 +254,7 @@ def parse_step(
             # Wrong answers take no number: adding one never renames the cells after it.
             wrong = "wrong" in fence.attrs.get("class", "").split()
             index += 0 if wrong else 1
-            cell = python_cell(fence, path, report, index, rules)
+            cell = python_cell(fence, path, report, index, rules, trees)
             if cell is None:
                 continue
             if wrong and "id" not in fence.attrs:
@@ -294,10 +287,11 @@ def parse_step(
         else:
             prose.append(token)
     flush()
-    _check_raises([*setup, *(c for c in parts if isinstance(c, Cell)), *attached], path, report)
+    cells = [*setup, *(c for c in parts if isinstance(c, Cell)), *attached]
+    _check_raises(cells, trees, path, report)
 
     exercises, orphans = link_exercises(parts, attached, hints, path, report)
-    return Step(
+    step = Step(
         number=number,
         slug=slug,
         title=str(title),
@@ -309,3 +303,4 @@ def parse_step(
         links=links,
         headings=headings,
     )
+    return replace(step, warnings=tuple(giveaways(step, trees)))

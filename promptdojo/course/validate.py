@@ -15,7 +15,6 @@ from functools import partial
 from pathlib import Path
 
 from promptdojo.course.bulk import DEFAULT_PARSED_CACHE, parse_many, read_safely
-from promptdojo.course.giveaway import giveaways
 from promptdojo.course.links import check_links
 from promptdojo.course.model import Diagnostic, Lesson, Location
 from promptdojo.course.outline import check_lessons, read_course
@@ -90,7 +89,7 @@ def _checked(
     errors, warnings = [], []
     for step in lesson.steps:
         # A hint or a check's message that gives the solution away: a warning.
-        warnings += giveaways(step)
+        warnings += step.warnings
         found = read_records(step)
         if found.problem is not None:
             # Conflict markers mean a merge left work undone: an error. Another broken record

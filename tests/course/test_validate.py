@@ -164,3 +164,47 @@ def test_the_shipped_lessons_give_nothing_away() -> None:
     result = validate([ROOT / "lessons"])
     assert result.ok
     assert result.warnings == []
+
+
+def test_a_step_carries_its_giveaway_warnings_from_the_one_parse(tmp_path: Path) -> None:
+    """The giveaway check reads the syntax trees the step's parse made, so its warnings belong
+    to the parsed step (and are made in the worker processes that parse a course)."""
+    folder = tmp_path / "temperature"
+    folder.mkdir()
+    (folder / "lesson.yaml").write_text("id: temperature\ntitle: T\nchapter: c\n")
+    (folder / "01-guess.md").write_text(GIVEAWAY)
+    lesson = validate([folder]).lessons[0]
+    assert [w.location.line for w in lesson.steps[0].warnings] == [20, 11]
+
+
+def test_lessons_parsed_in_processes_report_as_one_process_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A course big enough to be parsed in worker processes: every problem and warning, at the
+    same FILE:LINE and in the same order, as when one process reads it all."""
+    from promptdojo.course import bulk
+
+    course = tmp_path / "course"
+    course.mkdir()
+    broken = sorted((ROOT / "tests" / "fixtures" / "malformed").iterdir())
+    for index, source in enumerate(broken[: bulk.PARALLEL_FROM] + [MIXED / "hello"] * 4):
+        shutil.copytree(source, course / f"l{index:02d}-{source.name}")
+    giveaway = course / "l99-temperature"
+    giveaway.mkdir()
+    (giveaway / "lesson.yaml").write_text("id: temperature\ntitle: T\nchapter: c\n")
+    (giveaway / "01-guess.md").write_text(GIVEAWAY)
+    started = []
+    real = bulk.ProcessPoolExecutor
+
+    class Counted(real):  # type: ignore[misc, valid-type]
+        def __init__(self, workers: int | None = None) -> None:
+            started.append(workers)
+            super().__init__(workers)
+
+    serial = validate([course], jobs=1)
+    monkeypatch.setattr(bulk, "ProcessPoolExecutor", Counted)
+    parallel = validate([course], jobs=2)
+    assert started == [2]
+    assert serial.diagnostics
+    assert serial.warnings
+    assert parallel.report() == serial.report()
