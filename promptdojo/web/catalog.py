@@ -17,7 +17,14 @@ from promptdojo.course import (
 )
 from promptdojo.course.bulk import parse_many, read_safely
 from promptdojo.course.links import check_links
-from promptdojo.course.outline import Chapter, Course, check_lessons, implicit_course, read_course
+from promptdojo.course.outline import (
+    COURSE_FILE,
+    Chapter,
+    Course,
+    check_lessons,
+    implicit_course,
+    read_course,
+)
 from promptdojo.course.parse import ParseCache
 from promptdojo.course.records import read_records, record_path
 from promptdojo.kernel import OUTPUT_CAP
@@ -148,15 +155,20 @@ class Catalog:
             catalog.lessons[lesson.id] = lesson
             catalog.drafts.pop(lesson.id, None)
             catalog._load_records(lesson, previous if reused else None)
-        catalog._outline(lessons_dir)
+        catalog._outline(lessons_dir, folders)
         return catalog
 
-    def _outline(self, lessons_dir: Path) -> None:
+    def _outline(self, lessons_dir: Path, folders: list[Path]) -> None:
         """The course order, and the problems of the course as a whole (logged)."""
         ids = {lesson.path: lesson.id for lesson in (*self.drafts.values(), *self.lessons.values())}
-        for folder in discover(lessons_dir):
+        for folder in folders:
             self.folders.setdefault(ids.get(folder, folder.name), folder)
-        course = read_course(lessons_dir)
+        # A reload reads the course file again only when it changed.
+        course = (
+            self.cache.remember(lessons_dir / COURSE_FILE, None, lambda: read_course(lessons_dir))
+            if self.cache is not None
+            else read_course(lessons_dir)
+        )
         if course is None:
             self.course = implicit_course(list(self.folders))
         else:

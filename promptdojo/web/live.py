@@ -22,6 +22,10 @@ from promptdojo.course.problems import is_editor_file
 
 log = logging.getLogger("promptdojo.web")
 
+#: A batch of changes is handed over once the files were quiet this long (watchfiles' ``step``;
+#: its default, 50 ms, was most of the time from a saved step to the reload). A save is one
+#: burst of events microseconds apart, so 20 ms still gives one reload per save.
+WATCH_STEP_MS = 20
 #: How often an idle stream sends a comment, so proxies and the browser keep it open.
 KEEPALIVE_SECONDS = 15.0
 
@@ -58,7 +62,11 @@ class LiveReload:
     async def watch(self) -> None:
         """Run until :meth:`stop`; one reload per batch of file changes."""
         async for changes in awatch(
-            self.lessons_dir, stop_event=self._stop, debounce=200, watch_filter=LessonChanges()
+            self.lessons_dir,
+            stop_event=self._stop,
+            debounce=200,
+            step=WATCH_STEP_MS,
+            watch_filter=LessonChanges(),
         ):
             paths = {Path(path) for _, path in changes}
             log.info("lessons changed (%s): reloading", ", ".join(sorted(p.name for p in paths)))

@@ -57,9 +57,11 @@ def test_a_reload_reads_only_the_lesson_whose_file_changed(tmp_path: Path) -> No
     assert second.lessons["knobs"] is not first.lessons["knobs"]
     html = "".join(p.html for p in second.lessons["knobs"].steps[1].parts if hasattr(p, "html"))
     assert "A new sentence." in html
+    assert second.course is first.course  # course.yaml did not change: not read again
     # A change to course.yaml re-reads the outline, and no lesson.
     course = lessons / "course.yaml"
     course.write_text(course.read_text().replace("A test course", "Renamed"))
+    cache.forget({course})
     third = Catalog.load(lessons, "default", cache, second, {course})
     assert third.course.title == "Renamed"
     assert third.lessons["knobs"] is second.lessons["knobs"]

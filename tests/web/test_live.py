@@ -143,3 +143,21 @@ def test_a_fifo_is_no_change_but_steps_records_and_deletions_are(tmp_path: Path)
     assert watched(Change.modified, str(tmp_path / "01-a.md"))
     assert watched(Change.added, str(tmp_path / "recorded"))
     assert watched(Change.deleted, str(tmp_path / "03-c.md"))
+
+
+@pytest.mark.timeout(120)
+def test_a_saved_step_replaces_the_page_served_from_memory(lesson: Path) -> None:
+    """Pages are rendered once and served from memory; saving a step file under ``--reload``
+    serves the new text, on that step's page and on the course map."""
+    with serving(_reloading_app(lesson)) as url:
+        page = url + "/lessons/hello/1"
+        with urllib.request.urlopen(page, timeout=10) as first:
+            etag = first.headers["etag"]
+        with urllib.request.urlopen(page, timeout=10) as again:
+            assert again.headers["etag"] == etag  # the same page, from memory
+        step = lesson / "01-where-am-i.md"
+        step.write_text(step.read_text() + "\nA sentence saved just now.\n")
+        assert _wait_for(lambda: "A sentence saved just now." in _get(page))
+        meta = lesson / "lesson.yaml"
+        meta.write_text(meta.read_text().replace("Hello, Pyodide", "Hello again, Pyodide"))
+        assert _wait_for(lambda: "Hello again, Pyodide" in _get(url + "/"))
