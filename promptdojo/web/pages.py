@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
 
 from promptdojo.course import Lesson
 from promptdojo.course.controls import declared_controls
@@ -112,6 +114,14 @@ def _cached_page(
     return Response(body, media_type=f"{media}; charset=utf-8", headers=headers)
 
 
+def attribute_json(value: object) -> Markup:
+    """``value`` as JSON for a single-quoted HTML attribute: compact, and escaping only what
+    such an attribute must (a row of the course map per lesson: a 300-lesson map was half
+    ``&#34;`` and spaces)."""
+    text = json.dumps(value, separators=(",", ":"))
+    return Markup(text.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;"))
+
+
 def _render(request: Request, name: str, context: dict) -> str:
     return request.app.state.templates.get_template(name).render(context)
 
@@ -127,7 +137,9 @@ async def index(request: Request) -> Response:
         lessons = [catalog.lessons[i] for i in catalog.order if i in catalog.lessons]
         # Per lesson, [[step number, [exercise ids]], ...]: the page counts steps done from it.
         exercises_by_step = {
-            lesson.id: [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
+            lesson.id: attribute_json(
+                [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
+            )
             for lesson in lessons
         }
         context = {

@@ -44,6 +44,34 @@ def test_the_index_shows_parts_numbered_chapters_and_lessons_in_course_order(
     assert '<p class="continue" data-step-url="/lessons/{lesson}/{step}" hidden>' in index
 
 
+class _Rows(HTMLParser):
+    """The course map's rows: each lesson id with its ``data-steps`` attribute, decoded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: dict[str, list] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "li" and found.get("data-lesson"):
+            self.steps[str(found["data-lesson"])] = json.loads(str(found["data-steps"]))
+
+
+def test_each_row_carries_its_steps_exercises_in_compact_json(tmp_path: Path) -> None:
+    """The page counts a lesson's steps done from its row; a row is a few hundred bytes of a
+    page of hundreds of rows, so its JSON is written without spaces or escaped quotes."""
+    lessons = make_course(tmp_path)
+    index = client(lessons).get("/", headers=HTML).text
+    rows = _Rows()
+    rows.feed(index)
+    app = create_app(Settings(lessons_dir=lessons))
+    for lesson_id, lesson in app.state.catalog.lessons.items():
+        expected = [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
+        assert rows.steps[lesson_id] == expected
+    assert any(ids for steps in rows.steps.values() for _, ids in steps)
+    assert "&#34;" not in index
+
+
 def test_course_order_beats_folder_order(tmp_path: Path) -> None:
     lessons = make_course(tmp_path)
     course = lessons / "course.yaml"
