@@ -109,7 +109,7 @@ def parse_many(
     names whatever else it depends on (the lock it reads against, say)."""
     name = getattr(getattr(work, "func", work), "__qualname__", "")
     version = _parser_version(f"{name}\0{salt}") if cache is not None else ""
-    if cache is not None:  # the folders read before, unchanged, come from the cache
+    if cache is not None and cache.is_dir():  # those read before, unchanged, come from it
         ready = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
     else:
         ready = {}
