@@ -52,8 +52,8 @@ export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
  * imports (`importlib.invalidate_caches`) and would otherwise cost a page a fraction of a second
  * after the restore; and the standard library modules numpy and the learner library import.
  * Pyodide's standard library is source: each of those a page imports after the restore is
- * compiled and run on every boot, which takes WebKit, whose cold interpreter runs several times
- * slower, over a second (tests/pyodide/test_snapshot.py lists any that are missing here).
+ * compiled and run on every boot, a fraction of a second in Chromium and more in WebKit, whose
+ * cold interpreter runs slower (tests/pyodide/test_snapshot.py names any missing here).
  */
 const SNAPSHOT_IMPORTS = `
 import promptdojo.kernel

@@ -15,7 +15,7 @@ import zstandard
 from promptdojo.pyodide.bundle import build_bundle
 from promptdojo.pyodide.dist import core_dir
 from promptdojo.pyodide.lock import Lock
-from promptdojo.pyodide.node import RUNNER, boot_module
+from promptdojo.pyodide.node import RUNNER, boot_module, node
 from promptdojo.pyodide.release import Release
 from promptdojo.pyodide.snapshot import (
     SnapshotError,
@@ -148,7 +148,7 @@ def restored_run(release: Release, folder: Path, script: str, packages: list[str
         )
     )
     done = subprocess.run(
-        ["node", str(RUNNER), str(job)], capture_output=True, text=True, timeout=300
+        [node(), str(RUNNER), str(job)], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return set(done.stdout.split())
@@ -160,8 +160,9 @@ def test_after_a_restore_numpy_and_the_library_need_nothing_more_from_the_stdlib
     """The snapshot holds the standard library modules numpy and the library import.
 
     Each one a page imports after the restore is read from Pyodide's standard library zip,
-    compiled from source and run on every boot (over a second for numpy's in WebKit, which runs
-    a cold interpreter several times slower than Chromium); in the snapshot it is ready.
+    compiled from source and run on every boot (numpy's: a fraction of a second in Chromium,
+    up to several times that in WebKit, whose cold interpreter runs slower); in the snapshot it
+    is ready.
     """
     restored = restored_run(numpy_release, tmp_path, _STDLIB_MODULES, [])
     at_work = restored_run(numpy_release, tmp_path, _STDLIB_MODULES_AT_WORK, ["numpy"])
