@@ -48,13 +48,17 @@ import promptdojo.kernel
 export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
 
 /**
- * What a snapshot has imported: the kernel, and `importlib.metadata`, which installing a package
+ * What a snapshot has imported: the kernel; `importlib.metadata`, which installing a package
  * imports (`importlib.invalidate_caches`) and would otherwise cost a page a fraction of a second
- * after the restore.
+ * after the restore; and the standard library modules numpy and the learner library import.
+ * Pyodide's standard library is source: each of those a page imports after the restore is
+ * compiled and run on every boot, a fraction of a second in Chromium and more in WebKit, whose
+ * cold interpreter runs slower (tests/pyodide/test_snapshot.py names any missing here).
  */
 const SNAPSHOT_IMPORTS = `
 import promptdojo.kernel
 import importlib.metadata
+import base64, ctypes, datetime, hashlib, hmac, numbers, pickle, platform, secrets
 import gc
 gc.collect()
 `;
