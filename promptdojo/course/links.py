@@ -55,11 +55,12 @@ def mark_headings(tokens: list[Token]) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def collect_links(tokens: Iterable[Token], path) -> tuple[Link, ...]:
-    """The course links of ``tokens`` (a step's prose and hints), each with its line."""
+def collect_links(tokens: Iterable[Token], path, first_line: int = 1) -> tuple[Link, ...]:
+    """The course links of ``tokens`` (a step's prose, or a hint's whose text starts on the
+    file's ``first_line``), each with its line."""
     links: list[Link] = []
     for token in tokens:
-        line = token.map[0] + 1 if token.map else None
+        line = token.map[0] + first_line if token.map else None
         for child in token.children or ():
             if child.type in ("softbreak", "hardbreak") and line is not None:
                 line += 1

@@ -275,7 +275,10 @@ def parse_step(
             else:
                 attached.append(cell)
         elif is_hint and fence.language in HINT_LANGUAGES:
-            hint = Hint(md.render(token.content), Location(path, fence.line))
+            hint_tokens = md.parse(token.content)  # its links are checked as the prose's are
+            links += collect_links(hint_tokens, path, first_line=fence.line + 1)
+            html = md.renderer.render(hint_tokens, md.options, {})
+            hint = Hint(html, Location(path, fence.line))
             hints.append((fence.attrs.get("for"), hint, fence.line))
         elif is_hint:
             report.add(
@@ -300,7 +303,7 @@ def parse_step(
         setup=tuple(setup),
         exercises=exercises,
         orphans=orphans,
-        links=links,
+        links=tuple(sorted(links, key=lambda link: link.location.line or 0)),
         headings=headings,
     )
     return replace(step, warnings=tuple(giveaways(step, trees)))

@@ -45,6 +45,26 @@ def test_missing_targets_are_reported_at_their_line_with_the_closest_names(
     ]
 
 
+def test_links_in_hints_are_checked_at_their_line(tmp_path: Path) -> None:
+    lessons = make_course(tmp_path)
+    step = lessons / "hello" / "03-exercise.md"
+    text = step.read_text()
+    hint = "```markdown {.hint for=double}\nMultiplication is allowed.\n```\n"
+    assert hint in text
+    linked = hint.replace(
+        "allowed.", "allowed.\nSee [a step](lesson:knobs/9)\nand [a](lesson:hello/2)."
+    )
+    step.write_text(text.replace(hint, linked))
+    line = text[: text.index(hint)].count("\n") + 3  # the link's line in the file
+    found = [str(d) for d in validate([lessons]).diagnostics]
+    assert found == [f"{step}:{line}: link to a missing step 9 of 'knobs': it has steps 1 to 2"]
+    read = read_lesson(lessons / "hello").steps[2]
+    assert [(link.target, link.location.line) for link in read.links] == [
+        ("lesson:knobs/9", line),
+        ("lesson:hello/2", line + 1),
+    ]
+
+
 def test_validating_one_lesson_leaves_links_into_the_others_alone(tmp_path: Path) -> None:
     lessons = make_course(tmp_path)
     assert validate([lessons / "hello"]).ok
