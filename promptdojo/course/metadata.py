@@ -29,7 +29,8 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     # Running a cell first runs the step's earlier cells not yet run (static/js/order.js).
     "run_earlier_cells": bool,
 }
-REQUIRED_LESSON_KEYS = ("id", "title", "chapter")
+#: ``chapter`` may be left out: course.yaml names each lesson's chapter.
+REQUIRED_LESSON_KEYS = ("id", "title")
 #: Keys that once meant something, and what to do now.
 RETIRED_KEYS = {
     "version": "remove it: when you change a cell's starter code, learners who edited that cell "

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from promptdojo.course.validate import validate
 from promptdojo.web.app import create_app
 from promptdojo.web.export import ExportError, export_site
 from promptdojo.web.settings import Settings
@@ -200,3 +201,16 @@ def test_every_internal_link_of_an_export_under_a_base_resolves(tmp_path: Path) 
 
 def _get_file(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+def test_a_lesson_listed_in_the_course_file_needs_no_chapter_line(tmp_path: Path) -> None:
+    lessons = make_course(tmp_path)
+    meta = lessons / "hello" / "lesson.yaml"
+    meta.write_text("".join(x for x in meta.read_text().splitlines(True) if "chapter" not in x))
+    assert "chapter" not in meta.read_text()
+    assert validate([lessons]).ok
+    page = _text(client(lessons).get("/lessons/hello/1", headers=HTML).text)
+    assert "Chapter 3 · Where code runs · step 1 of 3" in page
+    (lessons / "course.yaml").unlink()  # no course file: no chapter, and no stray separator
+    page = _text(client(lessons).get("/lessons/hello/1", headers=HTML).text)
+    assert re.search(r"(?<!· )step 1 of 3", page)
