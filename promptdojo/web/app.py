@@ -240,15 +240,17 @@ def create_app(settings: Settings) -> FastAPI:
                 pyodide_files.SNAPSHOT_URL,
             )
         )
+        status, headers = exc.status_code, exc.headers  # e.g. a 503's retry-after
         if machine or "application/json" in accept:
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+            return JSONResponse({"detail": exc.detail}, status_code=status, headers=headers)
         if "text/html" not in accept:  # curl and friends: the same words, as plain text
-            return PlainTextResponse(f"{exc.detail}\n", status_code=exc.status_code)
+            return PlainTextResponse(f"{exc.detail}\n", status_code=status, headers=headers)
         return templates.TemplateResponse(
             request,
             "error.html",
-            {"status": exc.status_code, "detail": exc.detail},
-            status_code=exc.status_code,
+            {"status": status, "detail": exc.detail},
+            status_code=status,
+            headers=headers,
         )
 
     @app.exception_handler(pages.BrokenLessonError)

@@ -57,10 +57,18 @@ def _lesson(request: Request, lesson_id: str) -> Lesson:
     dev = request.app.state.dev
     lesson = catalog.lesson(lesson_id, dev)
     if lesson is None:
-        if dev:
-            for folder, diagnostics in catalog.broken.items():
-                if folder.name == lesson_id:
-                    raise BrokenLessonError(folder.name, diagnostics)
+        for folder, diagnostics in catalog.broken.items():
+            if folder.name != lesson_id:
+                continue
+            if dev:
+                raise BrokenLessonError(folder.name, diagnostics)
+            # Not "no such lesson": a learner's link or bookmark is right, the lesson is away.
+            raise HTTPException(
+                503,
+                f"The lesson “{lesson_id}” is being fixed and will be back soon: try again "
+                "later, or pick another lesson on the course map (/).",
+                headers={"retry-after": "300"},
+            )
         raise HTTPException(404, unknown_lesson(lesson_id, catalog, dev))
     return lesson
 

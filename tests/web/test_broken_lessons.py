@@ -31,7 +31,14 @@ def test_good_lesson_is_served_beside_a_broken_one(caplog: pytest.LogCaptureFixt
     assert "this lesson is being fixed" in index
     assert 'href="/lessons/broken/1"' not in index
     assert "01-a.md" not in index
-    assert c.get("/lessons/broken/1", headers=HTML).status_code == 404
+    # Its URL says the lesson is away for now, not that there is no such lesson.
+    away = c.get("/lessons/broken/1", headers=HTML)
+    assert away.status_code == 503
+    assert away.headers["retry-after"] == "300"
+    assert "“broken” is being fixed" in away.text
+    assert "01-a.md" not in away.text
+    assert "<h1>Back soon</h1>" in away.text
+    assert c.get("/lessons/no-such-lesson/1", headers=HTML).status_code == 404
     assert any(
         "lesson left out" in r.getMessage() and "broken/01-a.md:7" in r.getMessage()
         for r in caplog.records
@@ -89,7 +96,7 @@ def test_one_typo_in_step_3_leaves_steps_1_and_2_readable(tmp_path: Path) -> Non
 def test_a_lesson_with_a_broken_step_stays_hidden_from_learners(tmp_path: Path) -> None:
     folder = _three_steps(tmp_path, typo_in_step_3=True)
     c = TestClient(create_app(Settings(lessons_dir=folder, dev=False)))
-    assert c.get("/lessons/spec/1", headers=HTML).status_code == 404
+    assert c.get("/lessons/spec/1", headers=HTML).status_code == 503  # away, not unknown
     index = c.get("/", headers=HTML).text
     assert "No lessons here yet" not in index  # the folder is there: it is being fixed
     assert "Speculative" in index
