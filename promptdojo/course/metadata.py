@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,13 @@ def _load(text: str) -> tuple[yaml.Node | None, Any]:
         loader.dispose()
 
 
+@functools.lru_cache(maxsize=256)
+def _plain_key(text: str) -> Any:
+    """What a plain key's text means (``null`` is None, ``1`` is 1): the same few keys come
+    again in every step's front matter, so each is read once."""
+    return _load(text)[1]
+
+
 def compose(text: str) -> yaml.Node | None:
     """The node tree of ``text`` (each node knows its line), read with the same limits."""
     return _load(text)[0]
@@ -183,7 +191,7 @@ def load_mapping(
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode):
             plain = key.value and not key.style  # a quoted key is text as written
-            parsed = _load(key.value)[1] if plain else key.value
+            parsed = _plain_key(key.value) if plain else key.value
             lines[str(parsed)] = first_line + key.start_mark.line
     return data, lines
 
