@@ -292,6 +292,11 @@ class WebKitEngine(_Steps):
         self._home = tempfile.mkdtemp(prefix="promptdojo-webkit-")
         self._calls = ThreadPoolExecutor(max_workers=1)
         env = {**os.environ, "DISPLAY": display, "HOME": self._home}
+        # Chromium and Firefox run headless here; MiniBrowser draws into Xvfb, and its GL
+        # compositing goes through Mesa's software renderer, 1.4-2.1 s of CPU per boot taken
+        # from the page on 2 cores (a Mac composites on its GPU). Without compositing WebKit
+        # still lays out and paints, in software, as the headless engines here do.
+        env["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
         env.pop("JSC_useSharedArrayBuffer", None)
         if shared_memory:
             env["JSC_useSharedArrayBuffer"] = "1"
