@@ -57,6 +57,19 @@ export async function downloadWheel({ url, compiled, ...wheel }) {
   return prepareWheel({ ...wheel, bytes: fetchBytes(url, wheel.file_name) });
 }
 
+/**
+ * `say(message)` for what the compressed copies did (twins.js), except for the compiled wheels':
+ * those are optional (`downloadWheel` falls back to the wheel), so a learner's page says nothing
+ * of them, and the console alone hears it.
+ */
+export function quietForCompiled(config, say) {
+  const optional = (config.wheels ?? []).map((w) => w.compiled?.file_name).filter(Boolean);
+  return (message) => {
+    if (optional.some((name) => message.includes(name))) console.warn(message);
+    else say(message);
+  };
+}
+
 /** The lesson's wheels (in install order), prepared for `installWheels`. */
 function downloadWheels(wheels) {
   return Promise.all(wheels.map(downloadWheel));

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import test from "node:test";
 import { strToU8, zipSync } from "fflate";
-import { downloadWheel, transferables } from "../../static/js/downloads.js";
+import { downloadWheel, quietForCompiled, transferables } from "../../static/js/downloads.js";
 
 // The smallest valid WebAssembly module: its magic and version.
 const EMPTY_MODULE = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
@@ -92,4 +92,22 @@ test("a compiled archive that is damaged or missing leaves the wheel to be prepa
       assert.deepEqual(asked, [compiledWheel.entry.url, plainWheel.entry.url]);
     });
   }
+});
+
+test("what a compiled wheel's twin did goes to the console, not to the page", () => {
+  const said = [];
+  const note = quietForCompiled({ wheels: [config] }, (message) => said.push(message));
+  const name = compiledWheel.entry.file_name;
+  const warn = console.warn;
+  const warned = [];
+  console.warn = (message) => warned.push(message);
+  try {
+    note(`promptdojo: the compressed copy of ${name} was not used (HTTP 404); fetching ${name} itself`);
+    note("promptdojo: the compressed copy of pyodide.asm.wasm was not used (HTTP 404)");
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warned.length, 1);
+  assert.ok(warned[0].includes(name));
+  assert.deepEqual(said, ["promptdojo: the compressed copy of pyodide.asm.wasm was not used (HTTP 404)"]);
 });
