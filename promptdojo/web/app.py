@@ -35,6 +35,7 @@ from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapsho
 from promptdojo.web import offline, pages, pyodide_files, reference
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
+from promptdojo.web.compiled import compiled_wheels
 from promptdojo.web.headers import (
     NO_STORE,
     READ_METHODS,
@@ -196,6 +197,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.core_dir = core
     app.state.reference = reference.Reference()
     app.state.snapshot = _snapshot(settings, core, app.state.bundle)
+    # The lesson's wheels with their modules' bytecode, beside the snapshot (web.compiled).
+    app.state.compiled = compiled_wheels(settings, core, app.state)
     # The export's compressed twins, which its pages decode themselves (web.twins).
     app.state.twins = (
         export_twins(app.state, settings.compressed_cache_dir)

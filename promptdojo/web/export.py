@@ -206,6 +206,8 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         files[f"{SNAPSHOT_URL}/{state.snapshot.filename}".lstrip("/")] = state.snapshot.path
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
+    for served in state.compiled.values():
+        files[served.url.lstrip("/")] = served.compiled.path
     for twin in state.twins.values():
         files[twin.url.lstrip("/")] = twin.source
     for path, data in state.reference.files().items():

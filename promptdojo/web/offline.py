@@ -86,6 +86,7 @@ def course_urls(state: object) -> tuple[list[str], list[str]]:
         urls.of(f"{PACKAGES_URL}/{entry['file_name']}")
         for entry in state.packages.on_hand(packages)
     ]
+    files += [urls.of(served.url) for served in getattr(state, "compiled", {}).values()]
     return pages, files
 
 

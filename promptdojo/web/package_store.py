@@ -108,6 +108,11 @@ class PackageStore:
             return []
         return [entry for entry in wanted if self._on_hand(entry) is not None]
 
+    def on_hand_paths(self, names: Iterable[str]) -> list[tuple[dict, Path]]:
+        """:meth:`on_hand`'s entries, each with the path of its checked wheel."""
+        found = [(entry, self._on_hand(entry)) for entry in self.on_hand(names)]
+        return [(entry, path) for entry, path in found if path is not None]
+
     async def get(self, file_name: str) -> Path:
         """The path of ``file_name`` to serve, fetching it first if need be."""
         entry = self._by_file.get(file_name)

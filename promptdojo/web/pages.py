@@ -30,6 +30,7 @@ from promptdojo.pyodide.limits import (
 )
 from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
+from promptdojo.web.compiled import compiled_entry
 from promptdojo.web.course_map import course_map
 from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
@@ -231,6 +232,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # them while Python starts (wheels.js).
             "wheels": [
                 wheel_entry(entry, url=url(f"{PACKAGES_URL}/{entry['file_name']}"))
+                | compiled_entry(state.compiled.get(entry["file_name"]), url)
                 for entry in wheels
             ],
             # The export's compressed copies, which the workers fetch and decode (twins.js).

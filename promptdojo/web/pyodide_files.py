@@ -9,6 +9,7 @@ from fastapi.responses import FileResponse, Response
 
 from promptdojo.pyodide.snapshot import COPIES
 from promptdojo.web.accept import accepts
+from promptdojo.web.compiled import COMPILED_URL
 from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.package_store import PackageUnavailableError
 from promptdojo.web.staticfiles import IMMUTABLE
@@ -58,3 +59,20 @@ async def package(request: Request, filename: str) -> Response:
     except PackageUnavailableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
     return FileResponse(path, headers={"cache-control": IMMUTABLE})
+
+
+@router.api_route(COMPILED_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
+async def compiled_wheel(request: Request, filename: str) -> Response:
+    """A wheel with its modules' bytecode (promptdojo.web.compiled), sent precompressed."""
+    served = {w.compiled.filename: w for w in request.app.state.compiled.values()}.get(filename)
+    if served is None:
+        raise HTTPException(404, f"no compiled wheel {filename!r}; the page installs the wheel")
+    accepted = request.headers.get("accept-encoding", "")
+    headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
+    for encoding, _ in COPIES:
+        if accepts(accepted, encoding) and encoding in served.copies:
+            headers["content-encoding"] = encoding
+            return FileResponse(
+                served.copies[encoding], media_type="application/zip", headers=headers
+            )
+    return FileResponse(served.compiled.path, media_type="application/zip", headers=headers)

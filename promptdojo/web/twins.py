@@ -3,11 +3,12 @@
 Static hosts mostly send binary files as they are (``python -m http.server`` compresses nothing,
 others skip ``application/wasm`` and ``application/octet-stream``, CloudFront skips files over
 10 MB), so a server's ``Accept-Encoding`` choice cannot be counted on. The export writes
-``name.zst`` beside Pyodide's WebAssembly and the snapshot (decoded as they arrive by the kernel
-and download workers, ``static/js/twins.js``), and ``name.gz`` beside the loaders and assets
-(decoded by the browser's own ``DecompressionStream``, in the workers and the service worker).
-A twin is a format no host compresses again, and the page passes on one that a host decoded on
-the way. ``promptdojo serve`` needs none: it sends the same copies by ``Accept-Encoding``.
+``name.zst`` beside Pyodide's WebAssembly, the snapshot and the compiled wheels (decoded as they
+arrive by the kernel and download workers, ``static/js/twins.js``), and ``name.gz`` beside the
+loaders and assets (decoded by the browser's own ``DecompressionStream``, in the workers and the
+service worker). A twin is a format no host compresses again, and the page passes on one that a
+host decoded on the way. ``promptdojo serve`` needs none: it sends the same copies by
+``Accept-Encoding``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def export_twins(state: object, cache_dir: Path) -> dict[str, Twin]:
     if snapshot is not None and snapshot.encoded("zst").is_file():
         url = f"{SNAPSHOT_URL}/{snapshot.filename}"
         twins[url] = Twin(url=f"{url}.zst", coding="zstd", source=snapshot.encoded("zst"))
+    for served in getattr(state, "compiled", {}).values():  # compiled wheels (web.compiled)
+        if "zstd" in served.copies:
+            twins[served.url] = Twin(f"{served.url}.zst", "zstd", served.copies["zstd"])
     return twins
 
 

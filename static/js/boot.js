@@ -285,6 +285,8 @@ export async function bootCellRunner({
     snapshotFailed,
     fromWheels: Boolean(prepared) && !wheelsFailed,
     wheelsFailed,
+    // Packages whose modules came compiled (their compiled archive, downloads.js).
+    bytecode: wheelsFailed || !prepared ? [] : (await prepared).filter((w) => w.bytecode).map((w) => w.name),
     // Imported after the restore: a package's native code cannot be in a snapshot.
     importedAfterRestore,
     // A typical cell, run once unseen: the first Run pays no first-call compiling.

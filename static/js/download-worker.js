@@ -3,7 +3,7 @@
 // (why the download failed: the boot reports it and falls back), or `{name, retry}` (the result
 // could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
 // resource timings for the page's byte count, `{note}` a compressed copy it could not use.
-import { JOBS, transferables, watchDownloads } from "./downloads.js";
+import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import { withTwins } from "./twins.js";
 
@@ -23,7 +23,8 @@ self.onmessage = ({ data: { name, config } }) => {
   self.fetch = withTwins(withOfflineCopy(self.fetch, unchangingFiles(config)), config.twins, {
     sniffed: unchangingFiles(config),
     loadZstd: () => import(config.zstdUrl).then((module) => module.default),
-    onFallBack: (note) => self.postMessage({ note }), // the kernel worker says it on "ready"
+    // The kernel worker says it on "ready" (a compiled wheel's: the console only).
+    onFallBack: quietForCompiled(config, (note) => self.postMessage({ note })),
   });
   watchDownloads((entries) => self.postMessage({ entries }));
   JOBS[name].run(config).then(

@@ -13,7 +13,7 @@
 // it did before: nothing is lost but time. In both workers, the boot's files are read from the
 // course's offline copy first (offline-copy.js).
 import { checkedSnapshot } from "./snapshot-file.js";
-import { prepareWheels, wheelsCover } from "./wheels.js";
+import { prepareWheel, wheelsCover } from "./wheels.js";
 
 /**
  * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
@@ -37,13 +37,42 @@ async function downloadSnapshot({ url, sha256 }) {
   return checkedSnapshot(await fetchBytes(url, "the snapshot"), sha256);
 }
 
-/** The lesson's wheels (`{url, ...}` each, in install order), prepared for `installWheels`. */
+/**
+ * One wheel (`{url, compiled, ...}`), prepared for `installWheels`: its compiled archive (the
+ * wheel's files with the bytecode of the modules a lesson loads, promptdojo.pyodide.bytecode)
+ * where there is one, checked against its own SHA-256. An archive that cannot be fetched or
+ * used only costs time: the wheel itself is prepared instead, and the console says why.
+ */
+export async function downloadWheel({ url, compiled, ...wheel }) {
+  if (compiled) {
+    const { url: compiledUrl, file_name, sha256 } = compiled;
+    try {
+      const bytes = fetchBytes(compiledUrl, file_name);
+      return { ...(await prepareWheel({ ...wheel, file_name, sha256, bytes })), bytecode: true };
+    } catch (error) {
+      const why = String(error?.message ?? error).split("\n")[0];
+      console.warn(`promptdojo: ${wheel.name} installs from its wheel, without bytecode (${why})`);
+    }
+  }
+  return prepareWheel({ ...wheel, bytes: fetchBytes(url, wheel.file_name) });
+}
+
+/**
+ * `say(message)` for what the compressed copies did (twins.js), except for the compiled wheels':
+ * those are optional (`downloadWheel` falls back to the wheel), so a learner's page says nothing
+ * of them, and the console alone hears it.
+ */
+export function quietForCompiled(config, say) {
+  const optional = (config.wheels ?? []).map((w) => w.compiled?.file_name).filter(Boolean);
+  return (message) => {
+    if (optional.some((name) => message.includes(name))) console.warn(message);
+    else say(message);
+  };
+}
+
+/** The lesson's wheels (in install order), prepared for `installWheels`. */
 function downloadWheels(wheels) {
-  const fetched = wheels.map(({ url, ...wheel }) => ({
-    ...wheel,
-    bytes: fetchBytes(url, wheel.file_name),
-  }));
-  return prepareWheels(fetched);
+  return Promise.all(wheels.map(downloadWheel));
 }
 
 /** The downloads, by the name their result comes back under; each given the page's config. */

@@ -9,8 +9,9 @@
 //
 // Only the boot's own files are read this way, the ones whose URL names their content: Pyodide's
 // release folder (versioned), the learner bundle and the snapshot (content hashed), and the
-// lesson's wheels (checked against their SHA-256 once fetched). For those, any cached copy is
-// the right one. Every other request (a page, whatever a learner's cell fetches), one that asks
+// lesson's wheels and their compiled archives (checked against their SHA-256 once fetched). For
+// those, any cached copy is the right one. Every other request (a page, whatever a learner's
+// cell fetches), one that asks
 // for something particular (another method, an integrity, a cache mode, a range, a signal), a
 // miss, or a cache that cannot be read goes to `fetch` as before: the service worker applies
 // its own rules.
@@ -22,7 +23,7 @@ import { CACHE_PREFIX } from "./offline-rules.js";
  */
 export function unchangingFiles(config) {
   const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url];
-  for (const wheel of config.wheels ?? []) urls.push(wheel.url);
+  for (const wheel of config.wheels ?? []) urls.push(wheel.url, wheel.compiled?.url);
   for (const [twin] of Object.values(config.twins ?? {})) urls.push(twin); // twins.js
   return urls.filter(Boolean);
 }

@@ -1,7 +1,7 @@
 // The kernel worker: one module Web Worker per page, owning one Pyodide. Its messages are
 // defined in protocol.js.
 import { bootCellRunner } from "./boot.js";
-import { fetchBytes, startDownloads, watchDownloads } from "./downloads.js";
+import { fetchBytes, quietForCompiled, startDownloads, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import { withTwins } from "./twins.js";
 import {
@@ -125,12 +125,13 @@ async function init(config, step) {
   // The boot's own files (Pyodide's wasm, standard library and lock file included) are read
   // from the course's offline copy first; every other request goes to the network as before.
   // An export's files come through their compressed twins (twins.js); a twin that fails is said
-  // once, on the ready line, and the file itself fetched.
+  // once, on the ready line, and the file itself fetched (a compiled wheel's twin: only in the
+  // console, as its wheel takes over).
   const fellBack = [];
-  const note = (message) => {
+  const note = quietForCompiled(config, (message) => {
     console.warn(message);
     fellBack.push(message.replace(/^promptdojo: /, ""));
-  };
+  });
   self.fetch = withTwins(withOfflineCopy(networkFetch, unchangingFiles(config)), config.twins, {
     sniffed: unchangingFiles(config),
     loadZstd: () => import(config.zstdUrl).then((module) => module.default),

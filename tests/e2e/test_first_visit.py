@@ -7,15 +7,18 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import zipfile
 from collections import Counter
 from pathlib import Path
 
 from playwright.sync_api import Browser, expect
 
+from promptdojo.pyodide.compressed import compress
 from tests.e2e.conftest import (
     COMPRESSED,
     READY,
     SNAPSHOTS,
+    run_code,
     start_server,
     stop_server,
     wait_ready,
@@ -96,6 +99,69 @@ def test_the_export_sends_compressed_twins_and_each_file_once(
     snapshots = [path for path in counts if path.startswith("/snapshot/")]
     assert snapshots, counts
     assert all(path.endswith(".bin.zst") for path in snapshots), snapshots
+    # numpy came as its compiled wheel's twin, in place of the wheel (promptdojo.web.compiled).
+    assert detail["bytecode"] == ["numpy"], detail
+    compiled = [path for path in counts if path.startswith("/packages/compiled/")]
+    assert compiled, counts
+    assert all(path.endswith(".zip.zst") for path in compiled), counts
+
+
+def test_a_damaged_compiled_wheel_costs_time_only(
+    browser: Browser, numpy_release: object, tmp_path: Path
+) -> None:
+    lessons = copy_lessons(tmp_path / "lessons", ("needs-numpy",))
+    out = tmp_path / "site"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "promptdojo", "export", str(out)),
+            *("--lessons-dir", str(lessons), "--pyodide-dir", str(numpy_release.path)),
+            *("--package-cache", str(tmp_path / "no-cache"), "--snapshot-cache", str(SNAPSHOTS)),
+            *("--compressed-cache", str(COMPRESSED)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    # One byte of a pyc changed, in the archive and in its twin (a valid zstd frame of it).
+    for archive in (out / "packages" / "compiled").glob("*.zip"):
+        with zipfile.ZipFile(archive) as opened:
+            pyc = next(i for i in opened.infolist() if i.filename.endswith(".pyc"))
+        data = bytearray(archive.read_bytes())
+        data[pyc.header_offset + 30 + len(pyc.filename) + 100] ^= 0xFF
+        archive.write_bytes(bytes(data))
+        archive.with_name(archive.name + ".zst").write_bytes(compress(bytes(data), "zstd"))
+    log = tmp_path / "requests.log"
+    with plain_server(out, log) as url:
+        damaged = numpy_without_bytecode(browser, f"{url}/{STEP}/")
+        wheels = [path for path, n in fetched(log).items() if path.endswith(".whl") and n == 1]
+        assert len(wheels) == 1, fetched(log)
+        # Gone from the host altogether (the archive and its twin): the same, on a fresh profile.
+        for archive in (out / "packages" / "compiled").iterdir():
+            archive.unlink()
+        missing = numpy_without_bytecode(browser, f"{url}/{STEP}/")
+    # The wheel itself was installed instead; the page said nothing of it (the console does).
+    for detail, status, output in (damaged, missing):
+        assert detail["bytecode"] == [], detail
+        assert detail["fromWheels"] is True, detail
+        assert detail["missing"] == [], detail
+        assert detail["fellBack"] == [], detail
+        assert status == "Python: ready", status
+        assert output == "2.0\n"
+
+
+def numpy_without_bytecode(browser: Browser, url: str) -> tuple[dict, str, str]:
+    """A first visit to ``url``: the ready detail, the status line and a numpy result."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url)
+        wait_ready(page)
+        detail = page.evaluate(READY)
+        status = page.locator(".kernel-status").inner_text()
+        output = run_code(page, "import numpy as np\nprint(np.linalg.inv(np.eye(2)).sum())")
+    finally:
+        context.close()
+    return detail, status, output
 
 
 def test_serve_sends_each_file_once(
@@ -114,3 +180,6 @@ def test_serve_sends_each_file_once(
     counts = fetched(server.log)
     assert_each_file_once(counts)
     assert counts[f"/pyodide/{numpy_release.version}/pyodide.asm.wasm"] == 1, counts
+    # numpy's modules came compiled: its compiled wheel, in place of the wheel.
+    assert detail["bytecode"] == ["numpy"], detail
+    assert [path for path in counts if path.startswith("/packages/compiled/")], counts

@@ -1,8 +1,10 @@
 // The download worker's results cross to the kernel worker moved, not copied: every ArrayBuffer
 // under a result, once each (a buffer listed twice would make postMessage throw).
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import test from "node:test";
-import { transferables } from "../../static/js/downloads.js";
+import { strToU8, zipSync } from "fflate";
+import { downloadWheel, quietForCompiled, transferables } from "../../static/js/downloads.js";
 
 // The smallest valid WebAssembly module: its magic and version.
 const EMPTY_MODULE = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
@@ -33,4 +35,79 @@ test("a snapshot's bytes are one buffer; nothing to move gives an empty list", (
   assert.deepEqual(transferables(snapshot), [snapshot.buffer]);
   assert.deepEqual(transferables(undefined), []);
   assert.deepEqual(transferables({ name: "x", count: 3 }), []);
+});
+
+// A wheel with a compiled archive (promptdojo.pyodide.bytecode): the archive is used when it is
+// whole, and the wheel itself when the archive cannot be fetched or is damaged.
+function zipEntry(name, members, url) {
+  const bytes = zipSync(Object.fromEntries(members.map((n) => [n, strToU8(`# ${n}\n`)])));
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  return { bytes, entry: { url, file_name: url.split("/").at(-1), sha256 } };
+}
+
+function withFetch(answers, body) {
+  const real = globalThis.fetch;
+  const asked = [];
+  globalThis.fetch = async (url) => {
+    asked.push(String(url));
+    const bytes = answers[String(url)];
+    return bytes ? new Response(bytes) : new Response("missing", { status: 404 });
+  };
+  return body(asked).finally(() => (globalThis.fetch = real));
+}
+
+const WHEEL_FILES = ["pkg/__init__.py", "pkg-1.0.dist-info/METADATA"];
+const plainWheel = zipEntry("pkg", WHEEL_FILES, "http://x/packages/pkg-1.0-py3-none-any.whl");
+const compiledWheel = zipEntry(
+  "pkg",
+  [...WHEEL_FILES, "pkg/__pycache__/__init__.cpython-313.pyc"],
+  "http://x/packages/compiled/pkg-1.0-py3-none-any-0123.zip",
+);
+const config = {
+  name: "pkg",
+  install_dir: "site",
+  ...plainWheel.entry,
+  compiled: compiledWheel.entry,
+};
+
+test("a wheel's compiled archive is prepared in its place, pycs and all", async () => {
+  const answers = { [compiledWheel.entry.url]: compiledWheel.bytes };
+  await withFetch(answers, async (asked) => {
+    const prepared = await downloadWheel(config);
+    assert.equal(prepared.bytecode, true);
+    assert.ok(prepared.names.includes("pkg/__pycache__/__init__.cpython-313.pyc"));
+    assert.deepEqual(asked, [compiledWheel.entry.url]);
+  });
+});
+
+test("a compiled archive that is damaged or missing leaves the wheel to be prepared", async () => {
+  const damaged = compiledWheel.bytes.slice();
+  damaged[damaged.length - 30] ^= 0xff;
+  for (const answers of [{ [compiledWheel.entry.url]: damaged }, {}]) {
+    answers[plainWheel.entry.url] = plainWheel.bytes;
+    await withFetch(answers, async (asked) => {
+      const prepared = await downloadWheel(config);
+      assert.equal(prepared.bytecode, undefined);
+      assert.deepEqual(prepared.names, WHEEL_FILES);
+      assert.deepEqual(asked, [compiledWheel.entry.url, plainWheel.entry.url]);
+    });
+  }
+});
+
+test("what a compiled wheel's twin did goes to the console, not to the page", () => {
+  const said = [];
+  const note = quietForCompiled({ wheels: [config] }, (message) => said.push(message));
+  const name = compiledWheel.entry.file_name;
+  const warn = console.warn;
+  const warned = [];
+  console.warn = (message) => warned.push(message);
+  try {
+    note(`promptdojo: the compressed copy of ${name} was not used (HTTP 404); fetching ${name} itself`);
+    note("promptdojo: the compressed copy of pyodide.asm.wasm was not used (HTTP 404)");
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warned.length, 1);
+  assert.ok(warned[0].includes(name));
+  assert.deepEqual(said, ["promptdojo: the compressed copy of pyodide.asm.wasm was not used (HTTP 404)"]);
 });

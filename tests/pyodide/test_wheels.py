@@ -67,6 +67,8 @@ def test_prepared_wheels_install_what_load_package_installs(
     assert prepared["records"] == loader["records"] == {"numpy": ["pyodide.loadPackage", "pyodide"]}
     assert prepared["loaded"] == loader["loaded"] == {"numpy": "default channel"}
     assert prepared["inverse"] == pytest.approx(INVERSE)
+    # The wheel holds no bytecode, and the interpreter writes none (test_bytecode.py: with it).
+    assert prepared["pycs"][1] == loader["pycs"][1] == 0
 
 
 def test_a_damaged_wheel_is_left_to_load_package(numpy_release: Release, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 // Boot Pyodide under Node as `promptdojo check --pyodide` does (boot_node.mjs) and report, as JSON
 // on stdout, the boot's phases and what the lesson's packages left in the interpreter: every file
 // under site-packages (path, size, SHA-256), the packages' install records, loadedPackages, and a
-// numpy result. Used by tests/pyodide/test_wheels.py; argv[2] is the job file.
+// numpy result (and a numpy traceback, and which of its modules have a usable pyc). Used by
+// tests/pyodide/test_wheels.py and test_bytecode.py; argv[2] is the job file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -27,7 +28,25 @@ for name in ${JSON.stringify(job.packages)}:
     dist = metadata.distribution(name)
     records[name] = [dist.read_text("INSTALLER"), dist.read_text("PYODIDE_SOURCE")]
 import numpy as np
+import importlib.util, sys, traceback
+# numpy's modules from .py files, and those whose pyc is there for this interpreter, unchecked
+# (its magic number, flags 0b01): the import system uses such a pyc without reading the source.
+from_py = [m for m in list(sys.modules.values()) if m.__name__.split(".")[0] == "numpy"
+           and str(getattr(m, "__file__", "")).endswith(".py")]
+def has_pyc(module):
+    try:
+        with open(module.__spec__.cached, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == (1).to_bytes(4, "little")
+try:
+    np.linalg.inv(np.ones((2, 3)))
+except Exception:
+    numpy_traceback = traceback.format_exc()
 json.dumps({
+    "pycs": [len(from_py), sum(map(has_pyc, from_py)), sys.dont_write_bytecode],
+    "traceback": numpy_traceback,
     "files": sorted(files),
     "records": records,
     "inverse": np.linalg.inv(np.array([[2.0, 1.0], [1.0, 3.0]])).ravel().tolist(),

@@ -71,7 +71,7 @@ def test_every_route_that_answers_get_answers_head(app) -> None:
     every = [*app.routes, *pages.router.routes, *pyodide_files.router.routes]
     every += offline.router.routes
     routes = [r for r in every if isinstance(r, APIRoute) and "GET" in r.methods]
-    assert len(routes) == 9  # search.json among them
+    assert len(routes) == 10  # search.json and the compiled wheels among them
     assert [r.path for r in routes if "HEAD" not in r.methods] == []
 
 

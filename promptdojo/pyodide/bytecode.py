@@ -1,0 +1,206 @@
+"""Compiled wheels: a package's wheel with the bytecode of the modules a lesson loads from it.
+
+A memory snapshot cannot hold a package with native code, so numpy is imported after the
+restore, and about half of that import is compiling numpy's ``.py`` files to bytecode in
+WebAssembly. A compiled wheel spares the page that work: the wheel's own files, unchanged, plus a
+``__pycache__`` pyc for every module the package's imports and the kernel's warm-up load, made
+by this Pyodide release itself in Node (``node/bytecode.mjs``), so their magic number is the
+one the page's Python expects. The pycs are unchecked-hash ones: Python uses them whatever the
+files' times, without reading the source, and the sources stay for tracebacks.
+
+The archive is stored uncompressed (a zip whose members are not deflated) and sent compressed
+as a whole, zstd first (``promptdojo serve`` by ``Accept-Encoding``, the export as a twin): the
+wheel's deflated members are larger than the whole archive in zstd, pycs included. Pages check
+it against its SHA-256 and install it as they install the wheel (``static/js/wheels.js``); a
+compiled wheel that cannot be had or used leaves the page to the wheel itself, which only costs
+time. Like a snapshot, it is valid for the exact Pyodide build, wheels and warm-up it was made
+with: those name its cache folder.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptdojo.pyodide.cache import sha256_of
+from promptdojo.pyodide.node import HERE, node
+
+#: The Node script that compiles the modules.
+MAKER = HERE / "bytecode.mjs"
+#: The compiled wheels' folder inside the snapshot cache (they depend on the build as it does).
+SUBFOLDER = "compiled-wheels"
+#: Written last in a compiled folder: each wheel's file name and its compiled archive's SHA-256.
+_DIGESTS = "compiled.json"
+#: The date every member of an archive carries, so the same inputs give the same bytes.
+_DATE = (1980, 1, 1, 0, 0, 0)
+#: Bumped when the archive's layout changes.
+_FORMAT = 1
+
+
+class CompiledWheelError(RuntimeError):
+    """Compiled wheels could not be made; pages install the wheels themselves."""
+
+
+@dataclass(frozen=True)
+class CompiledWheel:
+    """A wheel's compiled archive on disk: ``wheel`` names the wheel it was made from."""
+
+    wheel: str
+    path: Path
+    sha256: str
+    modules: int
+
+    @property
+    def filename(self) -> str:
+        """Content-hashed name, safe to cache forever."""
+        return f"{self.wheel.removesuffix('.whl')}-{self.sha256[:16]}.zip"
+
+
+def warm_up_script(imports: Sequence[str], exercise: str) -> str:
+    """The code whose loaded modules are compiled: each import, then ``exercise`` (the kernel's
+    warm-up); whatever fails is skipped (its modules then load from source, as before)."""
+    lines = [f"try:\n    import {name}\nexcept Exception:\n    pass" for name in imports]
+    lines.append(f"try:\n    exec({exercise!r}, {{}})\nexcept Exception:\n    pass")
+    return "\n".join(lines) + "\n"
+
+
+def compiled_key(core: Path, wheels: Sequence[tuple[dict, Path]], script: str) -> str:
+    """What compiled wheels depend on: the Pyodide build, the wheels, what is run, the maker."""
+    parts = {
+        "pyodide": {
+            name: sha256_of(core / name)
+            for name in sorted(p.name for p in core.iterdir())
+            if name.startswith(("pyodide.", "python_stdlib"))
+            and not name.endswith((".br", ".gz", ".zst", ".map"))
+        },
+        "wheels": [entry["sha256"] for entry, _ in wheels],
+        "script": script,
+        "maker": sha256_of(MAKER),
+        "format": _FORMAT,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _cached(folder: Path) -> dict[str, CompiledWheel] | None:
+    """The compiled wheels made earlier in ``folder``, re-hashed; ``None`` if any is missing."""
+    try:
+        digests = json.loads((folder / _DIGESTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    found = {}
+    for wheel, (sha256, modules) in digests.items():
+        path = folder / f"{wheel.removesuffix('.whl')}.zip"
+        if not path.is_file() or sha256_of(path) != sha256:
+            return None
+        found[wheel] = CompiledWheel(wheel, path, sha256, modules)
+    return found
+
+
+def ensure_compiled(
+    core: Path,
+    wheels: Sequence[tuple[dict, Path]],
+    cache_dir: Path,
+    exercise: str = "",
+    *,
+    timeout: float = 300,
+) -> dict[str, CompiledWheel]:
+    """The compiled wheels of ``wheels`` (lock entries, each with its checked wheel's path, in
+    install order), by wheel file name: from ``cache_dir``, or made now (a few seconds).
+
+    ``exercise`` runs after the packages' imports (the kernel's warm-up). A wheel none of whose
+    modules were loaded gets none. Raises :class:`CompiledWheelError` if Node cannot make them.
+    """
+    if not wheels:
+        return {}
+    imports = [name for entry, _ in wheels for name in entry.get("imports", ())]
+    script = warm_up_script(imports, exercise)
+    folder = cache_dir / SUBFOLDER / compiled_key(core, wheels, script)
+    folder.mkdir(parents=True, exist_ok=True)
+    # One maker at a time per folder (servers and exports may start together).
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _cached(folder)
+        return found if found is not None else _make(core, wheels, script, folder, timeout)
+
+
+def _run_maker(core: Path, wheels: Sequence[tuple[dict, Path]], script: str, out: Path, timeout):
+    """Run the Node maker: the pycs into ``out``; returns its [source, pyc] list."""
+    with tempfile.TemporaryDirectory(prefix="promptdojo-bytecode-") as tmp:
+        packages = Path(tmp) / "packages"
+        packages.mkdir()
+        for entry, path in wheels:
+            os.symlink(path.resolve(), packages / entry["file_name"])
+        job = {
+            "pyodide": str(core),
+            "packageDir": str(packages),
+            "packages": [entry["name"] for entry, _ in wheels],
+            "script": script,
+            "out": str(out),
+        }
+        job_file = Path(tmp) / "job.json"
+        job_file.write_text(json.dumps(job))
+        try:
+            done = subprocess.run(
+                [node(), str(MAKER), str(job_file)], capture_output=True, text=True, timeout=timeout
+            )
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
+            raise CompiledWheelError(f"no compiled wheels for {core}: {error}") from error
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        said = [line for line in lines if not line.startswith("at ")] or lines or ["(no output)"]
+        raise CompiledWheelError(f"no compiled wheels for {core}: {said[-1]}")
+    return json.loads((out / "modules.json").read_text(encoding="utf-8"))
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def _pack(wheel: Path, pycs: dict[str, str], folder: Path, target: Path) -> int:
+    """Write the wheel's files, then the pycs (in ``folder``, by source member) of its modules,
+    as a stored zip; returns how many pycs it holds. Members are named by their path below
+    site-packages, as the wheel's are."""
+    partial = target.with_name(target.name + ".tmp")
+    count = 0
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(partial, "w") as out:
+        names = [info.filename for info in source.infolist() if not info.is_dir()]
+        for name in names:
+            out.writestr(_member(name), source.read(name))
+        for name in sorted(set(names) & set(pycs)):
+            out.writestr(_member(pycs[name]), (folder / pycs[name]).read_bytes())
+            count += 1
+    partial.replace(target)
+    return count
+
+
+def _make(
+    core: Path, wheels: Sequence[tuple[dict, Path]], script: str, folder: Path, timeout: float
+) -> dict[str, CompiledWheel]:
+    with tempfile.TemporaryDirectory(prefix="promptdojo-pycs-") as tmp:
+        out = Path(tmp)
+        compiled = _run_maker(core, wheels, script, out, timeout)
+        pycs = dict(compiled)
+        found, digests = {}, {}
+        for entry, path in wheels:
+            wheel = entry["file_name"]
+            target = folder / f"{wheel.removesuffix('.whl')}.zip"
+            count = _pack(path, pycs, out, target)
+            if count == 0:
+                target.unlink()
+                continue
+            sha256 = sha256_of(target)
+            found[wheel] = CompiledWheel(wheel, target, sha256, count)
+            digests[wheel] = [sha256, count]
+    (folder / f"{_DIGESTS}.tmp").write_text(json.dumps(digests), encoding="utf-8")
+    (folder / f"{_DIGESTS}.tmp").replace(folder / _DIGESTS)
+    return found

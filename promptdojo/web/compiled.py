@@ -1,0 +1,75 @@
+"""The compiled wheels pages install in place of the wheels (:mod:`promptdojo.pyodide.bytecode`).
+
+Made when the server starts, for the wheels it has on hand of the packages the lessons declare,
+beside the memory snapshot; sent compressed by ``Accept-Encoding`` (copies made once per content,
+as for Pyodide's own big files), and written into an export with a zstd twin. Without a snapshot
+cache, a compressed-copy cache or Node, there are none, and pages install the wheels.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_NUMPY
+from promptdojo.pyodide.bytecode import CompiledWheel, CompiledWheelError, ensure_compiled
+from promptdojo.pyodide.compressed import copies
+from promptdojo.pyodide.dist import PyodideUnavailableError
+
+log = logging.getLogger("promptdojo.web")
+
+#: Where compiled wheels are served, below the packages (immutable, as the wheels are).
+COMPILED_URL = "/packages/compiled"
+
+
+@dataclass(frozen=True)
+class ServedWheel:
+    """A compiled wheel and its compressed copies, by HTTP content coding."""
+
+    compiled: CompiledWheel
+    copies: dict[str, Path]
+
+    @property
+    def url(self) -> str:
+        """Its URL path, below the site's base."""
+        return f"{COMPILED_URL}/{self.compiled.filename}"
+
+
+def compiled_wheels(settings: object, core: Path, state: object) -> dict[str, ServedWheel]:
+    """The compiled wheels of the course's packages, by the file name of their wheel."""
+    if settings.snapshot_cache_dir is None or settings.compressed_cache_dir is None:
+        return {}
+    declared = sorted(
+        {name for lesson in state.catalog.lessons.values() for name in lesson.packages}
+    )
+    wheels = state.packages.on_hand_paths(declared)
+    if not wheels:
+        return {}
+    # What the page runs before "ready": the packages' imports, then the kernel's warm-up.
+    numpy = any(entry["name"] == "numpy" for entry, _ in wheels)
+    exercise = WARM_UP + (WARM_UP_NUMPY if numpy else "")
+    try:
+        made = ensure_compiled(core, wheels, Path(settings.snapshot_cache_dir), exercise)
+    except (CompiledWheelError, PyodideUnavailableError) as exc:
+        log.warning("%s; pages will install the wheels without bytecode", exc)
+        return {}
+    served = {}
+    for wheel, compiled in made.items():
+        served[wheel] = ServedWheel(compiled, copies(compiled.path, settings.compressed_cache_dir))
+        log.info("compiled wheel %s: %d modules", compiled.filename, compiled.modules)
+    return served
+
+
+def compiled_entry(served: ServedWheel | None, url: object) -> dict:
+    """What a wheel's kernel config adds for its compiled wheel (static/js/downloads.js)."""
+    if served is None:
+        return {}
+    compiled = served.compiled
+    return {
+        "compiled": {
+            "url": url(served.url),
+            "file_name": compiled.filename,
+            "sha256": compiled.sha256,
+        }
+    }

@@ -1,0 +1,77 @@
+"""Compiled wheels (promptdojo.pyodide.bytecode), made by real Pyodide 0.29.0 in Node: the wheel's
+own files unchanged plus a pyc for each module ``import numpy`` and the warm-up load, which the
+boot's install then uses, with numpy's tracebacks still showing their source lines."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_NUMPY
+from promptdojo.pyodide.bytecode import CompiledWheel, ensure_compiled
+from promptdojo.pyodide.lock import Lock
+from promptdojo.pyodide.release import Release
+from tests.e2e.conftest import SNAPSHOTS
+from tests.pyodide.test_wheels import INVERSE, boot, numpy_wheels
+
+
+@pytest.fixture(scope="module")
+def compiled(numpy_release: Release) -> CompiledWheel:
+    """numpy's compiled wheel, in the cache the servers of the tests share (made once)."""
+    entry = Lock.read(numpy_release.path, version=numpy_release.version).packages["numpy"]
+    wheel = numpy_release.path / entry["file_name"]
+    made = ensure_compiled(numpy_release.path, [(entry, wheel)], SNAPSHOTS, WARM_UP + WARM_UP_NUMPY)
+    return made[entry["file_name"]]
+
+
+def test_a_compiled_wheel_holds_the_wheel_unchanged_and_the_loaded_modules_pycs(
+    numpy_release: Release, compiled: CompiledWheel
+) -> None:
+    wheel = numpy_release.path / compiled.wheel
+    with zipfile.ZipFile(wheel) as original, zipfile.ZipFile(compiled.path) as archive:
+        files = [i.filename for i in original.infolist() if not i.is_dir()]
+        names = archive.namelist()
+        assert names[: len(files)] == files
+        assert all(archive.read(name) == original.read(name) for name in files)
+        pycs = names[len(files) :]
+        assert all(i.compress_type == zipfile.ZIP_STORED for i in archive.infolist())
+    assert len(pycs) == compiled.modules
+    assert "numpy/__pycache__/__init__.cpython-313.pyc" in pycs
+    assert all("/__pycache__/" in name and name.endswith(".cpython-313.pyc") for name in pycs)
+    # Only what was loaded: numpy's own tests, f2py and its typing stubs' modules are not.
+    assert len(pycs) < sum(name.endswith(".py") for name in files) * 0.7
+    assert not any(name.startswith(("numpy/f2py/", "numpy/distutils/")) for name in pycs)
+    assert compiled.filename.endswith(f"-{compiled.sha256[:16]}.zip")
+
+
+def test_the_same_inputs_find_the_made_archive(
+    numpy_release: Release, compiled: CompiledWheel
+) -> None:
+    entry = Lock.read(numpy_release.path, version=numpy_release.version).packages["numpy"]
+    wheel = numpy_release.path / entry["file_name"]
+    again = ensure_compiled(
+        numpy_release.path, [(entry, wheel)], compiled.path.parents[2], WARM_UP + WARM_UP_NUMPY
+    )
+    assert again[entry["file_name"]] == compiled
+
+
+def test_numpy_loads_its_modules_from_the_pycs_and_keeps_its_source_lines(
+    numpy_release: Release, compiled: CompiledWheel, tmp_path: Path
+) -> None:
+    wheels = numpy_wheels(numpy_release)
+    wheels[0] |= {"path": str(compiled.path), "sha256": compiled.sha256}
+    report = boot(numpy_release, tmp_path, wheels)
+    assert report["ready"]["fromWheels"] is True, report["ready"]
+    modules, with_pyc, dont_write = report["pycs"]
+    # The interpreter writes no pyc itself: each one is the archive's, and each is used.
+    assert dont_write is True
+    assert modules > 50
+    assert with_pyc == modules
+    assert report["inverse"] == pytest.approx(INVERSE)
+    # A numpy frame of the traceback shows its source line, read from the .py file.
+    assert 'numpy/linalg/_linalg.py", line' in report["traceback"]
+    assert (
+        "raise LinAlgError('Last 2 dimensions of the array must be square')" in report["traceback"]
+    )
