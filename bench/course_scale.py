@@ -183,11 +183,9 @@ def bench_export(lessons: Path, work: Path) -> dict:
     }
 
 
-def bench_shards(lessons: Path, work: Path, count: int, shards: int) -> dict:
-    subset = work / "subset"
-    subset.mkdir()
-    for folder in sorted(lessons.glob("lesson-*"))[:count]:
-        shutil.copytree(folder, subset / folder.name)
+def bench_shards(work: Path, count: int, shards: int) -> dict:
+    # A course of its own: each copy links to the next copy, so the last must be among them.
+    subset = generate(work / "subset", count)
     # One step process at a time, so a shard's wall time is the sum of its steps' times.
     timed([*PROMPTDOJO, "check", str(subset), "--record", "-j", "1"], work)
     walls = []
@@ -223,7 +221,7 @@ def main() -> None:
             ("reload", lambda: bench_reload(lessons, work)),
             ("pages_16_clients", lambda: bench_pages(lessons, work)),
             ("export", lambda: bench_export(lessons, work)),
-            ("shards", lambda: bench_shards(lessons, work, args.check_lessons, args.shards)),
+            ("shards", lambda: bench_shards(work, args.check_lessons, args.shards)),
         ):
             if name.split("_")[0] in wanted:
                 figures[name] = run()

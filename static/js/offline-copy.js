@@ -11,10 +11,9 @@
 // release folder (versioned), the learner bundle and the snapshot (content hashed), and the
 // lesson's wheels and their compiled archives (checked against their SHA-256 once fetched). For
 // those, any cached copy is the right one. Every other request (a page, whatever a learner's
-// cell fetches), one that asks
-// for something particular (another method, an integrity, a cache mode, a range, a signal), a
-// miss, or a cache that cannot be read goes to `fetch` as before: the service worker applies
-// its own rules.
+// cell fetches), one that asks for something particular (another method, an integrity, a cache
+// mode, a range, a signal), a miss, or a cache that cannot be read goes to `fetch` as before:
+// the service worker applies its own rules.
 import { CACHE_PREFIX } from "./offline-rules.js";
 
 /**
