@@ -120,6 +120,23 @@ def server(fixture_lessons: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 @pytest.fixture(scope="session")
+def numpy_lessons_server(
+    real_lessons: Path, numpy_release: object, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The real lessons with Pyodide 0.29.0 and numpy, offline: one server for every module
+    that walks them (in Chromium and in the other engines)."""
+    srv = start_server(
+        real_lessons,
+        tmp_path_factory.mktemp("numpy-lessons"),
+        "--pyodide-dir",
+        str(numpy_release.path),
+        "--offline",
+    )
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """Headless Debian Chromium through Playwright."""
     if not CHROMIUM.exists():

@@ -64,22 +64,6 @@ def walk_step_name(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(scope="module")
-def lesson_server(
-    numpy_release: Release, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    """The real lessons with Pyodide 0.29.0 and numpy, offline."""
-    server = start_server(
-        REAL_LESSONS,
-        tmp_path_factory.mktemp("engines"),
-        "--pyodide-dir",
-        str(numpy_release.path),
-        "--offline",
-    )
-    yield server
-    stop_server(server)
-
-
-@pytest.fixture(scope="module")
 def fixture_server(
     fixture_lessons: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
@@ -178,8 +162,8 @@ def walk_step(engine: Engine, number: int) -> list[str]:
     return problems
 
 
-def test_ready_from_the_snapshot(engine: Engine, lesson_server: Server) -> None:
-    detail = open_ready(engine, f"{lesson_server.url}/lessons/{LESSON}/1")
+def test_ready_from_the_snapshot(engine: Engine, numpy_lessons_server: Server) -> None:
+    detail = open_ready(engine, f"{numpy_lessons_server.url}/lessons/{LESSON}/1")
     assert detail.get("restored") is True, detail
     assert "numpy" in detail.get("loaded", []), detail
     ready_ms = engine.evaluate("performance.getEntriesByName('pd:ready')[0]?.startTime")
@@ -191,11 +175,13 @@ def test_ready_from_the_snapshot(engine: Engine, lesson_server: Server) -> None:
     assert ("Stop restarts Python" in note) is (not shared), note
 
 
-def test_every_cell_of_step_1_shows_its_record(engine: Engine, lesson_server: Server) -> None:
+def test_every_cell_of_step_1_shows_its_record(
+    engine: Engine, numpy_lessons_server: Server
+) -> None:
     assert walk_step(engine, 1) == []
 
 
-def test_next_step_keeps_python(engine: Engine, lesson_server: Server) -> None:
+def test_next_step_keeps_python(engine: Engine, numpy_lessons_server: Server) -> None:
     engine.evaluate("(window.__walkWorker = window.promptdojoKernel.worker, true)")
     engine.evaluate(
         "(document.querySelector('a[rel=next]') ?? [...document.querySelectorAll('a')]"
@@ -207,8 +193,10 @@ def test_next_step_keeps_python(engine: Engine, lesson_server: Server) -> None:
     assert engine.evaluate("window.promptdojoKernel.worker === window.__walkWorker")
 
 
-def test_every_cell_of_step_7_shows_its_record(engine: Engine, lesson_server: Server) -> None:
-    open_ready(engine, f"{lesson_server.url}/lessons/{LESSON}/7")
+def test_every_cell_of_step_7_shows_its_record(
+    engine: Engine, numpy_lessons_server: Server
+) -> None:
+    open_ready(engine, f"{numpy_lessons_server.url}/lessons/{LESSON}/7")
     assert walk_step(engine, 7) == []
 
 

@@ -25,29 +25,25 @@ LESSONS = ("hello", "needs-numpy", "runaway")
 OFFLINE_TIMEOUT_MS = 120_000
 
 
-def export(lessons: Path, out: Path, release: Path, cache: Path) -> str:
-    """Run ``promptdojo export`` below /course/; return the version it wrote."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "promptdojo",
-            "export",
-            str(out),
-            "--lessons-dir",
-            str(lessons),
-            "--base-url",
-            "/course/",
-            "--pyodide-dir",
-            str(release),
-            "--package-cache",
-            str(cache),
-            "--snapshot-cache",
-            str(SNAPSHOTS),
-        ],
-        capture_output=True,
-        text=True,
-    )
+def export(
+    lessons: Path,
+    out: Path,
+    release: Path,
+    cache: Path,
+    *,
+    base_url: str | None = "/course/",
+    compressed: Path | None = None,
+) -> str:
+    """Run ``promptdojo export`` below ``base_url`` (the site's root with None), with compressed
+    copies from ``compressed`` if given; return the version it wrote."""
+    command = [sys.executable, "-m", "promptdojo", "export", str(out)]
+    command += ["--lessons-dir", str(lessons), "--pyodide-dir", str(release)]
+    command += ["--package-cache", str(cache), "--snapshot-cache", str(SNAPSHOTS)]
+    if base_url is not None:
+        command += ["--base-url", base_url]
+    if compressed is not None:
+        command += ["--compressed-cache", str(compressed)]
+    done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return (out / ".promptdojo-export").read_text().split()[-1]
 

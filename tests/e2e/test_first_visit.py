@@ -5,8 +5,6 @@ course's offline copy made afterwards from what the boot already fetched."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -17,13 +15,12 @@ from promptdojo.pyodide.compressed import compress
 from tests.e2e.conftest import (
     COMPRESSED,
     READY,
-    SNAPSHOTS,
     run_code,
     start_server,
     stop_server,
     wait_ready,
 )
-from tests.e2e.test_export import copy_lessons
+from tests.e2e.test_export import copy_lessons, export
 from tests.support.static_host import plain_server
 
 STEP = "lessons/needs-numpy/1"
@@ -68,22 +65,25 @@ def assert_each_file_once(counts: Counter[str]) -> None:
     assert not twice, f"downloaded more than once: {twice}"
 
 
+def _export(numpy_release: object, tmp_path: Path) -> Path:
+    """The needs-numpy lesson exported at the site's root with its compressed twins."""
+    lessons = copy_lessons(tmp_path / "lessons", ("needs-numpy",))
+    out = tmp_path / "site"
+    export(
+        lessons,
+        out,
+        numpy_release.path,
+        tmp_path / "no-cache",
+        base_url=None,
+        compressed=COMPRESSED,
+    )
+    return out
+
+
 def test_the_export_sends_compressed_twins_and_each_file_once(
     browser: Browser, numpy_release: object, tmp_path: Path
 ) -> None:
-    lessons = copy_lessons(tmp_path / "lessons", ("needs-numpy",))
-    out = tmp_path / "site"
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "promptdojo", "export", str(out)),
-            *("--lessons-dir", str(lessons), "--pyodide-dir", str(numpy_release.path)),
-            *("--package-cache", str(tmp_path / "no-cache"), "--snapshot-cache", str(SNAPSHOTS)),
-            *("--compressed-cache", str(COMPRESSED)),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    out = _export(numpy_release, tmp_path)
     log = tmp_path / "requests.log"
     with plain_server(out, log) as url:
         detail = first_visit(browser, f"{url}/{STEP}/")
@@ -109,19 +109,7 @@ def test_the_export_sends_compressed_twins_and_each_file_once(
 def test_a_damaged_compiled_wheel_costs_time_only(
     browser: Browser, numpy_release: object, tmp_path: Path
 ) -> None:
-    lessons = copy_lessons(tmp_path / "lessons", ("needs-numpy",))
-    out = tmp_path / "site"
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "promptdojo", "export", str(out)),
-            *("--lessons-dir", str(lessons), "--pyodide-dir", str(numpy_release.path)),
-            *("--package-cache", str(tmp_path / "no-cache"), "--snapshot-cache", str(SNAPSHOTS)),
-            *("--compressed-cache", str(COMPRESSED)),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    out = _export(numpy_release, tmp_path)
     # One byte of a pyc changed, in the archive and in its twin (a valid zstd frame of it).
     for archive in (out / "packages" / "compiled").glob("*.zip"):
         with zipfile.ZipFile(archive) as opened:

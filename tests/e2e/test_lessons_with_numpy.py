@@ -8,14 +8,12 @@ must fail on the starter and pass on the solution.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from promptdojo.course import discover, load_lesson
-from promptdojo.pyodide.release import Release
 from tests.conftest import REAL_LESSONS
 from tests.e2e.conftest import (
     READY,
@@ -23,8 +21,6 @@ from tests.e2e.conftest import (
     fresh_page,
     run,
     run_code,
-    start_server,
-    stop_server,
     wait_ready,
 )
 from tests.e2e.walk import kernel_runs, walk
@@ -33,27 +29,12 @@ LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
 LESSON_ONE = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization").steps[0]
 
 
-@pytest.fixture(scope="module")
-def numpy_server(
-    real_lessons: Path, numpy_release: Release, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    server = start_server(
-        real_lessons,
-        tmp_path_factory.mktemp("numpy"),
-        "--pyodide-dir",
-        str(numpy_release.path),
-        "--offline",
-    )
-    yield server
-    stop_server(server)
-
-
 @pytest.mark.parametrize("lesson_id", LESSONS)
 def test_every_cell_shows_its_recorded_output_and_every_exercise_checks(
-    page: Page, numpy_server: Server, real_lessons: Path, lesson_id: str
+    page: Page, numpy_lessons_server: Server, real_lessons: Path, lesson_id: str
 ) -> None:
     lesson = load_lesson(real_lessons / lesson_id)
-    runs = walk(page, numpy_server.url, lesson)
+    runs = walk(page, numpy_lessons_server.url, lesson)
     # The release with numpy was the one that ran, not the built-in core without it.
     expect(page.locator(".kernel-status")).to_have_text("Python: ready")
     assert page.evaluate("window.promptdojoKernel.config.pyodideUrl") == "/pyodide/0.29.0/"
@@ -68,7 +49,7 @@ def test_every_cell_shows_its_recorded_output_and_every_exercise_checks(
 
 
 def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
-    browser: Browser, numpy_server: Server
+    browser: Browser, numpy_lessons_server: Server
 ) -> None:
     """Pages of the 0.29.0 release restore its snapshot and install numpy from the wheel the page
     unpacked and compiled meanwhile (wheels.js); each load draws fresh entropy, and the lesson's
@@ -80,7 +61,7 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
     )
     printed = []
     for _ in range(2):
-        page = fresh_page(browser, f"{numpy_server.url}/lessons/{LESSONS[0]}/1")
+        page = fresh_page(browser, f"{numpy_lessons_server.url}/lessons/{LESSONS[0]}/1")
         ready = page.evaluate(READY)
         assert ready["restored"] is True, ready
         assert ready["fromWheels"] is True, ready
@@ -98,9 +79,9 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
 
 
 def test_the_temperature_exercise_is_a_prediction_its_slider_confirms(
-    page: Page, numpy_server: Server
+    page: Page, numpy_lessons_server: Server
 ) -> None:
-    page.goto(f"{numpy_server.url}/lessons/decoding-kv-cache-quantization/1")
+    page.goto(f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1")
     wait_ready(page)
     run(page, "cell-1")  # the step's first cell makes `logits` and `vocab`, as a learner runs it
     cell = page.locator("#cell-coldest")

@@ -77,3 +77,13 @@ def check_hints_hold_no_solution_line(lesson: Lesson, skipped: tuple[str, ...]) 
                 text = html.unescape(re.sub(r"<[^>]+>", "", hint.html))
                 for line in solution:
                     assert line not in text, (exercise.id, line)
+
+
+def check_every_exercise_has_wrong_answers(lesson: Lesson, forbidden: dict) -> None:
+    """Each exercise of ``lesson`` has at least three wrong answers, each with the message it
+    expects, and ``forbidden`` names every exercise."""
+    for step in lesson.steps:
+        for exercise in step.exercises:
+            assert len(exercise.wrong) >= 3, (step.path.name, exercise.id)
+            assert all(w.expect for w in exercise.wrong), (step.path.name, exercise.id)
+    assert sorted(forbidden) == sorted(e.id for s in lesson.steps for e in s.exercises)

@@ -8,7 +8,11 @@ import pytest
 
 from promptdojo.course import load_lesson
 from tests.conftest import REAL_LESSONS
-from tests.lessons.feedback import check_hints_hold_no_solution_line, check_wrong_answers
+from tests.lessons.feedback import (
+    check_every_exercise_has_wrong_answers,
+    check_hints_hold_no_solution_line,
+    check_wrong_answers,
+)
 
 LESSON = load_lesson(REAL_LESSONS / "serving")
 
@@ -32,11 +36,7 @@ CASES = [(s.number, e.id) for s in LESSON.steps for e in s.exercises]
 
 
 def test_every_exercise_has_three_wrong_answers_with_their_messages() -> None:
-    for step in LESSON.steps:
-        for exercise in step.exercises:
-            assert len(exercise.wrong) >= 3, (step.path.name, exercise.id)
-            assert all(w.expect for w in exercise.wrong), (step.path.name, exercise.id)
-    assert sorted(FORBIDDEN) == sorted(e for _, e in CASES)
+    check_every_exercise_has_wrong_answers(LESSON, FORBIDDEN)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
