@@ -18,7 +18,14 @@ self.promptdojoEarlyKernel = (() => {
   try {
     const config = JSON.parse(meta.content);
     const interrupt = new Int32Array(new SharedArrayBuffer(4));
-    const worker = new Worker(config.workerUrl, { type: "module", name: "promptdojo-kernel" });
+    // The step this page opens (protocol.js, `pageStep`).
+    const step = /\/(\d+)\/?(index\.html)?$/.exec(location.pathname);
+    const boot = { config, step: step ? Number(step[1]) : null };
+    // The boot message rides in the worker's name too (protocol.js, `bootFromName`): the worker
+    // starts its downloads as soon as its script runs. A message posted to it reaches it only
+    // once this page's thread is free, which is busy with the page's scripts by then.
+    const name = `promptdojo-kernel ${JSON.stringify(boot)}`;
+    const worker = new Worker(config.workerUrl, { type: "module", name });
     // What the worker says before start.js takes it over is kept, and replayed to the client.
     const early = { config, worker, interrupt, events: [] };
     worker.onmessage = (event) => early.events.push(event);
@@ -27,9 +34,8 @@ self.promptdojoEarlyKernel = (() => {
       early.events.push(event);
     };
     performance.mark("pd:worker-start");
-    // The boot message of protocol.js, with the step this page opens (`pageStep`).
-    const step = /\/(\d+)\/?(index\.html)?$/.exec(location.pathname);
-    worker.postMessage({ config, interrupt, step: step ? Number(step[1]) : null });
+    // The boot message of protocol.js, which brings the interrupt buffer.
+    worker.postMessage({ ...boot, interrupt });
     return early;
   } catch {
     return null; // start.js starts the worker itself, and reports what fails

@@ -3,6 +3,7 @@
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
+import { bootMark } from "./protocol.js";
 import { installWheels, prepareWheels, unzipArchive, wheelsCover, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */
@@ -127,8 +128,10 @@ export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
  */
 async function restore(loadPyodide, config, snapshot, library) {
   const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+  bootMark("restored");
   writeArchive(pyodide.FS, LIBRARY_DIR, await library);
   pyodide.runPython(AFTER_RESTORE);
+  bootMark("after-restore");
   return pyodide;
 }
 
@@ -244,6 +247,7 @@ export async function bootCellRunner({
     unzipArchive(new Uint8Array(bytes), "the learner bundle"),
   );
   library.catch(() => {}); // the boot that awaits it fails with the reason
+  library.then(() => bootMark("library-unzipped"), () => {});
   onPhase("starting", { packages, snapshot: Boolean(snapshot) });
   const bootErrors = [];
   const config = {
@@ -273,11 +277,14 @@ export async function bootCellRunner({
   // Packages already loaded here came in with the interpreter's start, not after it.
   onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
   const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
+  bootMark("installed");
 
   const missing = await loadMissing(pyodide, packages, bootErrors);
   const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
   const importedAfterRestore = runner.importModules(imports);
+  bootMark("imported");
   const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
+  bootMark("warmed-up");
   onPhase("ready", {
     missing: Object.keys(missing),
     loaded: packages.filter((name) => !(name in missing)),

@@ -5,7 +5,7 @@
 // resource timings for the page's byte count, `{note}` a compressed copy it could not use.
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
-import { withTwins } from "./twins.js";
+import { withTwins, zstdLoader } from "./twins.js";
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {
@@ -22,7 +22,7 @@ self.onmessage = ({ data: { name, config } }) => {
   // their compressed twins where the export has them (twins.js).
   self.fetch = withTwins(withOfflineCopy(self.fetch, unchangingFiles(config)), config.twins, {
     sniffed: unchangingFiles(config),
-    loadZstd: () => import(config.zstdUrl).then((module) => module.default),
+    loadZstd: zstdLoader(config),
     // The kernel worker says it on "ready" (a compiled wheel's: the console only).
     onFallBack: quietForCompiled(config, (note) => self.postMessage({ note })),
   });

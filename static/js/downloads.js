@@ -12,6 +12,7 @@
 // Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
 // it did before: nothing is lost but time. In both workers, the boot's files are read from the
 // course's offline copy first (offline-copy.js).
+import { bootMark } from "./protocol.js";
 import { checkedSnapshot } from "./snapshot-file.js";
 import { prepareWheel, wheelsCover } from "./wheels.js";
 
@@ -34,7 +35,11 @@ export async function fetchBytes(url, what, tries = 2) {
 
 /** The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason. */
 async function downloadSnapshot({ url, sha256 }) {
-  return checkedSnapshot(await fetchBytes(url, "the snapshot"), sha256);
+  const bytes = await fetchBytes(url, "the snapshot");
+  bootMark("snapshot-fetched");
+  const snapshot = await checkedSnapshot(bytes, sha256);
+  bootMark("snapshot-checked");
+  return snapshot;
 }
 
 /**
@@ -48,7 +53,10 @@ export async function downloadWheel({ url, compiled, ...wheel }) {
     const { url: compiledUrl, file_name, sha256 } = compiled;
     try {
       const bytes = fetchBytes(compiledUrl, file_name);
-      return { ...(await prepareWheel({ ...wheel, file_name, sha256, bytes })), bytecode: true };
+      bytes.then(() => bootMark("compiled-fetched"), () => {});
+      const ready = await prepareWheel({ ...wheel, file_name, sha256, bytes });
+      bootMark("compiled-prepared");
+      return { ...ready, bytecode: true };
     } catch (error) {
       const why = String(error?.message ?? error).split("\n")[0];
       console.warn(`promptdojo: ${wheel.name} installs from its wheel, without bytecode (${why})`);

@@ -6,7 +6,10 @@
 //                                       Int32Array on a SharedArrayBuffer, or null, `step` the
 //                                       step the page opened (its imports come first). The step
 //                                       page's inline script sends it (templates/_isolation.js),
-//                                       else kernel.js (`bootMessage`)
+//                                       else kernel.js (`bootMessage`). The inline script also
+//                                       puts `{config, step}` in the worker's name
+//                                       (`bootFromName`), from which the worker boots at once;
+//                                       the message then brings only the interrupt buffer
 //   {type: "run", id, code, key, cellId, controls}  run `code` in the namespace `key` (one per
 //                                       step); `controls`: the values of the cell's controls, by
 //                                       name (checked by `controlValuesProblem`, then by Python)
@@ -29,6 +32,25 @@ export const TO_WORKER = Object.freeze({ RUN: "run", CANCEL: "cancel" });
 /** The first message to a kernel worker: boot Pyodide with `config`. */
 export function bootMessage(config, interrupt) {
   return { config, interrupt, step: pageStep(globalThis.location?.pathname ?? "") };
+}
+
+/** What a kernel worker's name starts with when it carries its boot message (`bootFromName`). */
+export const BOOT_NAME = "promptdojo-kernel ";
+
+/**
+ * The boot message (without its interrupt buffer) that a kernel worker's `name` carries, or null.
+ * The step page's inline script names the worker `BOOT_NAME` + `JSON.stringify({config, step})`
+ * (templates/_isolation.js): the worker boots as soon as its script runs, while a message would
+ * wait for the page's thread; the interrupt buffer follows in the boot message.
+ */
+export function bootFromName(name) {
+  if (typeof name !== "string" || !name.startsWith(BOOT_NAME)) return null;
+  try {
+    const { config, step = null } = JSON.parse(name.slice(BOOT_NAME.length));
+    return config && typeof config === "object" ? { config, step } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The step a page's path opens (`…/lessons/<id>/<n>` or `…/<n>/`), or null. */
@@ -108,4 +130,12 @@ export function refusedResult(problem) {
     traceback: text,
     controls: [],
   };
+}
+
+/**
+ * Mark a step of a worker's boot (`pd:worker:<step>`) on its performance timeline: Chromium's
+ * trace shows the marks of every thread (bench/trace_boot.py reads them). Costs nothing else.
+ */
+export function bootMark(step) {
+  globalThis.performance?.mark?.(`pd:worker:${step}`);
 }

@@ -56,6 +56,19 @@ export async function decoderFor(coding, loadZstd) {
   throw new Error(`no decoder for ${coding}`);
 }
 
+/**
+ * `loadZstd` for `withTwins`, from the kernel `config`: where a twin is zstd, the decoder module
+ * (`config.zstdUrl`) is asked for at once, beside the boot's first downloads, rather than once
+ * the first zstd bytes have arrived (a round trip later, behind the downloads already queued).
+ */
+export function zstdLoader(config, load = (url) => import(url)) {
+  const load$ = () => load(config.zstdUrl).then((module) => module.default);
+  const wanted = Object.values(config.twins ?? {}).some(([, coding]) => coding === "zstd");
+  const early = wanted && config.zstdUrl ? load$() : null;
+  early?.catch(() => {}); // a twin that needs it reports the failure, and falls back
+  return () => early ?? load$();
+}
+
 function startsWith(head, magic) {
   return magic.every((byte, i) => head[i] === byte);
 }

@@ -3,8 +3,10 @@
 import { bootCellRunner } from "./boot.js";
 import { fetchBytes, quietForCompiled, startDownloads, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
-import { withTwins } from "./twins.js";
+import { withTwins, zstdLoader } from "./twins.js";
 import {
+  bootFromName,
+  bootMark,
   controlValuesProblem,
   FROM_WORKER,
   interruptedResult,
@@ -95,6 +97,7 @@ function compileCoreEarly(indexURL) {
   const url = new URL("pyodide.asm.wasm", new URL(indexURL, self.location.href)).href;
   const compiled = WebAssembly.compileStreaming(fetch(url));
   compiled.catch(() => {}); // the browser's own instantiation below reports it
+  compiled.then(() => bootMark("wasm-compiled"), () => {});
   const standIn = new Response(null);
   const { fetch: realFetch } = self;
   self.fetch = (input, init) => {
@@ -134,7 +137,7 @@ async function init(config, step) {
   });
   self.fetch = withTwins(withOfflineCopy(networkFetch, unchangingFiles(config)), config.twins, {
     sniffed: unchangingFiles(config),
-    loadZstd: () => import(config.zstdUrl).then((module) => module.default),
+    loadZstd: zstdLoader(config),
     onFallBack: note,
   });
   compileCoreEarly(config.pyodideUrl);
@@ -169,19 +172,36 @@ async function init(config, step) {
   }
 }
 
+/** Boot Pyodide with `config` for the page's `step` (protocol.js), once. */
+function boot(config, step) {
+  ready = init(config, step).then((runner) => {
+    importInTurns(runner, config.imports ?? {}, step);
+    return runner;
+  });
+  ready.catch((error) =>
+    self.postMessage({ type: FROM_WORKER.FATAL, message: String(error?.message ?? error) }),
+  );
+}
+
+/** The boot message's interrupt buffer, given to Python once it is ready. */
+function takeInterrupt(buffer) {
+  interrupt = buffer;
+  if (interrupt) ready.then((runner) => runner.setInterruptBuffer(interrupt), () => {});
+}
+
+// A worker whose name carries its boot message (the step page's inline script) boots now,
+// without waiting for the message, which reaches it only once the page's thread is free.
+const named = bootFromName(self.name);
+if (named) boot(named.config, named.step);
+let booted = false;
+
 self.onmessage = async (event) => {
   const message = event.data;
-  if (ready === null) {
+  if (!booted) {
     // The first message boots (protocol.js): from the page's inline script, or from kernel.js.
-    interrupt = message.interrupt;
-    ready = init(message.config, message.step).then((runner) => {
-      if (interrupt) runner.setInterruptBuffer(interrupt);
-      importInTurns(runner, message.config.imports ?? {}, message.step);
-      return runner;
-    });
-    ready.catch((error) =>
-      self.postMessage({ type: FROM_WORKER.FATAL, message: String(error?.message ?? error) }),
-    );
+    booted = true;
+    if (ready === null) boot(message.config, message.step);
+    takeInterrupt(message.interrupt);
     return;
   }
   if (message.type === TO_WORKER.CANCEL) {

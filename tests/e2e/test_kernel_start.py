@@ -12,6 +12,7 @@ import time
 from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.conftest import READY, Server, run_code, wait_ready
+from tests.support.shaping_proxy import ShapingProxy
 
 PHASES = "window.promptdojoKernel.phases.map(([phase]) => phase)"
 
@@ -61,3 +62,51 @@ def test_a_restart_starts_a_new_worker_of_its_own(page: Page, server: Server) ->
     wait_ready(page)
     assert page.evaluate("window.promptdojoKernel.startedEarly") is False
     assert run_code(page, "print('x' in globals())") == "False\n"
+
+
+#: The inline script's first message to a worker is held back for a while, as the page's thread
+#: holds it in a real visit while it evaluates the page's scripts (a message reaches a worker
+#: only once its page's thread is free). When it went is kept (milliseconds since the epoch).
+LATE_MESSAGE = """
+(() => {
+  const post = Worker.prototype.postMessage;
+  let queue = null; // the first worker's messages, in order, until they go
+  Worker.prototype.postMessage = function (...args) {
+    if (queue === "sent") return post.apply(this, args);
+    if (queue) return queue.push(args);
+    queue = [args];
+    setTimeout(() => {
+      window.promptdojoMessageSent = performance.timeOrigin + performance.now();
+      for (const held of queue) post.apply(this, held);
+      queue = "sent";
+    }, %d);
+  };
+})();
+"""
+
+
+def test_the_worker_starts_its_downloads_before_its_boot_message_arrives(
+    page: Page, server: Server
+) -> None:
+    """The boot message rides in the worker's name: the worker boots without waiting for it."""
+    with ShapingProxy(server.url, rate_mbit=None, latency_ms=0) as proxy:
+        page.add_init_script(LATE_MESSAGE % 4000)
+        page.goto(f"{proxy.url}/lessons/hello/1")
+        wait_ready(page)
+        page.wait_for_function("() => window.promptdojoMessageSent")
+        sent = page.evaluate("window.promptdojoMessageSent") / 1000
+        asked = {e.path.rsplit("/", 1)[-1]: e.started for e in proxy.exchanges()}
+    assert asked["pyodide.asm.wasm"] < sent, (asked, sent)
+    assert page.evaluate("window.promptdojoKernel.startedEarly") is True
+    # The interrupt buffer came with the message: Stop interrupts the running cell.
+    assert run_code(page, "print(6 * 7)") == "42\n"
+    stopped = page.evaluate(
+        """async () => {
+          const kernel = window.promptdojoKernel;
+          const done = kernel.run("while True: pass", { key: "spin", cellId: "spin" });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          Atomics.store(kernel.interrupt, 0, 2); // SIGINT, as Stop writes it
+          return (await done).error_type;
+        }"""
+    )
+    assert stopped == "KeyboardInterrupt"

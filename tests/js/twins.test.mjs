@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 
-import { withTwins } from "../../static/js/twins.js";
+import { withTwins, zstdLoader } from "../../static/js/twins.js";
 import { zstdStreams } from "../../static/js/zstd-decoder.js";
 import { zstdWasmBase64 } from "./zstd-wasm.mjs";
 
@@ -157,4 +157,36 @@ test("a boot file that arrives compressed without saying so is decoded, and said
     ["a.wasm", "zstd"],
     ["lock.json", "gzip"],
   ]);
+});
+
+test("zstd's decoder is asked for at once where a twin is zstd, and only there", async () => {
+  const loads = [];
+  const load = async (url) => {
+    loads.push(url);
+    return { default: "decoder" };
+  };
+  const zstdTwins = { "pyodide.asm.wasm": ["pyodide.asm.wasm.zst", "zstd"] };
+  const loadZstd = zstdLoader({ zstdUrl: "/assets/zstd.js", twins: zstdTwins }, load);
+  assert.deepEqual(loads, ["/assets/zstd.js"]); // before any zstd byte has arrived
+  assert.equal(await loadZstd(), "decoder");
+  assert.equal(await loadZstd(), "decoder");
+  assert.deepEqual(loads, ["/assets/zstd.js"]); // one load, shared
+
+  const gzipOnly = { "pyodide.mjs": ["pyodide.mjs.gz", "gzip"] };
+  const later = zstdLoader({ zstdUrl: "/assets/zstd.js", twins: gzipOnly }, load);
+  zstdLoader({ zstdUrl: "/assets/zstd.js" }, load); // served: no twins
+  assert.equal(loads.length, 1);
+  assert.equal(await later(), "decoder"); // a zstd body met anyway (sniffed) still decodes
+  assert.equal(loads.length, 2);
+});
+
+test("a decoder that fails to load early fails the twin that needs it, not the boot", async () => {
+  const loadZstd = zstdLoader(
+    { zstdUrl: "/assets/zstd.js", twins: { "a.wasm": ["a.wasm.zst", "zstd"] } },
+    async () => {
+      throw new Error("offline");
+    },
+  );
+  await new Promise((resolve) => setTimeout(resolve, 0)); // no unhandled rejection meanwhile
+  await assert.rejects(loadZstd(), /offline/);
 });
