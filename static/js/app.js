@@ -78,10 +78,16 @@ async function main() {
   let ready = false;
   let mounted = null;
   let current = null; // the step's side of the session
+  // The step's neighbours are fetched once Python is ready: during the boot, they would take a
+  // connection and link time from its downloads (browsers open six connections to a host).
+  const prefetchNeighbours = () => {
+    for (const link of document.querySelectorAll(".step-nav a")) prefetch(link.href);
+  };
   showKernelStatus(kernel, session, document.querySelector(".kernel-status"), () => {
     ready = true;
     mounted?.setReady();
     current?.ensureSetup(); // the step's hidden set-up runs now, not on the learner's first click
+    prefetchNeighbours();
   });
 
   const mount = (navigated = false) => {
@@ -104,7 +110,7 @@ async function main() {
     const progress = markVisited(data.lesson, data.step);
     renderProgress(progress);
     markSolvedBefore(root, progress.solved[data.step] ?? []);
-    for (const link of document.querySelectorAll(".step-nav a")) prefetch(link.href);
+    if (ready) prefetchNeighbours();
   };
 
   const go = async (url, options = {}) => {

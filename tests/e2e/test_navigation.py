@@ -96,3 +96,24 @@ def test_run_all_above_runs_the_earlier_cells_in_order(page: Page, server: Serve
     run(page, "three")
     expect(three.locator(".cell-output")).to_have_text("20")
     assert page.locator("#cell-one").get_by_role("button", name="Run all above").count() == 0
+
+
+def test_the_neighbouring_steps_are_fetched_once_python_is_ready(
+    page: Page, server: Server
+) -> None:
+    """During the boot they would take a connection and link time from its downloads."""
+    page.goto(f"{server.url}/lessons/runtime/2")
+    wait_ready(page)
+    neighbours = [f"{server.url}/lessons/runtime/{n}" for n in (1, 3)]
+    page.wait_for_function(
+        "(urls) => urls.every((u) => performance.getEntriesByName(u).length)", arg=neighbours
+    )
+    started = page.evaluate(
+        "(urls) => urls.map((u) => performance.getEntriesByName(u)[0].startTime)", neighbours
+    )
+    ready = page.evaluate("performance.getEntriesByName('pd:ready')[0].startTime")
+    assert all(at >= ready for at in started), (started, ready)
+    # The next step still swaps in place.
+    page.get_by_role("link", name="Next step").click()
+    expect(page).to_have_url(neighbours[1])
+    expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "ready")
