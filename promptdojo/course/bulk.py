@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Below this many folders, starting worker processes costs more than it saves.
 PARALLEL_FROM = 16
@@ -96,31 +97,65 @@ def _read_cached(work: Callable[[Path], T], folder: Path, cache: Path | None, ve
     return made
 
 
+def _after(then: Callable[[Path, T], R], made: T, folder: Path) -> R:
+    return then(folder, made)
+
+
+def _read_then(
+    work: Callable[[Path], T],
+    then: Callable[[Path, T], R] | None,
+    folder: Path,
+    cache: Path | None,
+    version: str,
+) -> T | R:
+    """:func:`_read_cached`, and ``then(folder, made)`` of what it gives, with the cycle
+    collector paused as in :func:`_made`."""
+    made = _read_cached(work, folder, cache, version)
+    return made if then is None else _made(partial(_after, then, made), folder)
+
+
 def parse_many(
     work: Callable[[Path], T],
     folders: list[Path],
     jobs: int | None = None,
     cache: Path | None = None,
     salt: str = "",
-) -> list[T]:
+    then: Callable[..., R] | None = None,
+) -> list[T] | list[R]:
     """``work(folder)`` for each of ``folders``, in order: from ``cache`` where it kept the
     result for the folder's files as they are, else made, in worker processes when many are to
     be made. ``work`` must be picklable (a module's function, or a partial of one); ``salt``
-    names whatever else it depends on (the lock it reads against, say)."""
+    names whatever else it depends on (the lock it reads against, say).
+
+    With ``then`` (picklable too), each result is ``then(folder, result)`` instead: made
+    where the folder is read, in the worker processes when they read it, and never kept in the
+    cache (so it may read files the cache does not know of, and ``work``'s cache stays the one
+    the server and ``export`` share)."""
     name = getattr(getattr(work, "func", work), "__qualname__", "")
     version = _parser_version(f"{name}\0{salt}") if cache is not None else ""
     if cache is not None and cache.is_dir():  # those read before, unchanged, come from it
         ready = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
+        if then is not None:
+            ready = {f: _made(partial(_after, then, made), f) for f, made in ready.items()}
     else:
         ready = {}
     todo = [f for f in folders if f not in ready]
+    one = partial(_read_then, work, then, cache=cache, version=version)
     if len(todo) < PARALLEL_FROM or (jobs or os.cpu_count() or 1) < 2:
-        made = [_read_cached(work, folder, cache, version) for folder in todo]
+        made = [one(folder) for folder in todo]
     else:
-        one = partial(_read_cached, work, cache=cache, version=version)
-        with ProcessPoolExecutor(jobs) as pool:
-            # Two folders a task: the last tasks end together, so no core waits long at the end.
-            made = list(pool.map(one, todo, chunksize=2))
+        # The results come back as many objects as the worker made, unpickled here while
+        # the workers go on: the cycle collector, paused, does not walk them over and over.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            with ProcessPoolExecutor(jobs) as pool:
+                # Two folders a task: the last tasks end together, so no core waits long at
+                # the end.
+                made = list(pool.map(one, todo, chunksize=2))
+        finally:
+            if paused:
+                gc.enable()
     ready.update(zip(todo, made, strict=True))
     return [ready[folder] for folder in folders]
 

@@ -109,8 +109,9 @@ def validate(
     result = ValidationResult(diagnostics=problems)
     found: dict[str, Path] = {}
     lock = Lock.pinned()
-    read = parse_many(partial(read_safely, lock=lock), folders, jobs, cache, salt=lock.version)
-    loaded = [_checked(folder, lesson) for folder, lesson in zip(folders, read, strict=True)]
+    # Each lesson's records are checked where it is read: in the worker processes, for many.
+    work = partial(read_safely, lock=lock)
+    loaded = parse_many(work, folders, jobs, cache, salt=lock.version, then=_checked)
     for folder, (lesson, errors, warnings) in zip(folders, loaded, strict=True):
         result.diagnostics += errors
         result.warnings += warnings
