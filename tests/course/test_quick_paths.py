@@ -174,17 +174,19 @@ def _then(folder: Path, made: object) -> tuple[str, str]:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_then_runs_on_each_result_read_made_or_kept(tmp_path: Path, jobs: int) -> None:
-    """``then(folder, result)`` comes back for each folder, in order, whether the folder was
-    read in this process, in a worker, or came from the cache; the cache keeps the result."""
+    """``(result, then(folder, result))`` comes back for each folder, in order, whether the
+    folder was read in this process, in a worker, or came from the cache; the cache keeps the
+    result alone."""
     folders = sorted(_course(tmp_path, bulk.PARALLEL_FROM).iterdir())
     cache = tmp_path / "cache"
     made = bulk.parse_many(_read, folders, jobs, cache, then=_then)
-    assert made == [(f.name, "Lesson") for f in folders]
+    assert [extra for _, extra in made] == [(f.name, "Lesson") for f in folders]
+    assert [lesson.id for lesson, _ in made] == ["hello"] * len(folders)
     kept = bulk.parse_many(_read, folders, jobs, cache, then=_then)
-    assert kept == made
-    assert [lesson.id for lesson in bulk.parse_many(_read, folders, jobs, cache)] == [
-        "hello"
-    ] * len(folders)
+    assert [extra for _, extra in kept] == [extra for _, extra in made]
+    assert [lesson.path for lesson, _ in kept] == folders
+    alone = bulk.parse_many(_read, folders, jobs, cache)
+    assert [lesson.path for lesson in alone] == folders
 
 
 def test_a_broken_record_is_reported_from_the_workers(tmp_path: Path) -> None:
