@@ -17,7 +17,7 @@ from promptdojo.course import bulk, metadata
 from promptdojo.course.source import check_syntax, parse_python
 from promptdojo.course.steps import _normalized, markdown
 from promptdojo.course.validate import validate
-from tests.conftest import FIXTURE_LESSONS
+from tests.conftest import FIXTURE_LESSONS, ROOT
 
 YAML_TEXTS = {
     "front matter": 'title: "Truncation: top-k, top-p"\nsummary: Cutting the list.\n',
@@ -207,3 +207,15 @@ def test_a_broken_record_is_reported_from_the_workers(tmp_path: Path) -> None:
     assert [str(w) for w in parallel.warnings] == [str(w) for w in serial.warnings]
     assert [d.location.line for d in serial.diagnostics] == [2]
     assert [w.location.line for w in serial.warnings] == [3]
+
+
+def test_the_control_walk_finds_every_node_ast_walk_finds() -> None:
+    """Every node of each module of the package, none twice: the calls of controls are looked
+    for among all of them."""
+    from promptdojo.course.controls import _nodes
+
+    for path in sorted((ROOT / "promptdojo").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = _nodes(tree)
+        assert len(found) == len({id(node) for node in found})
+        assert {id(node) for node in found} == {id(node) for node in ast.walk(tree)}, path
