@@ -58,6 +58,10 @@ def markdown(html: bool = False) -> MarkdownIt:
 #: expressions (a call per line), is :func:`_normalized`'s to do instead.
 _SOURCE = markdown(html=True)
 _SOURCE.core.ruler.disable("normalize")
+#: Parses hints, the markdown of ``{.hint}`` fences: their text comes from a step normalized
+#: already, so that rule has nothing to do there either.
+_HINTS = markdown()
+_HINTS.core.ruler.disable("normalize")
 
 
 def _normalized(text: str) -> str:
@@ -285,7 +289,7 @@ def parse_step(
             else:
                 attached.append(cell)
         elif is_hint and fence.language in HINT_LANGUAGES:
-            hint_tokens = md.parse(token.content)  # its links are checked as the prose's are
+            hint_tokens = _HINTS.parse(token.content)  # its links are checked as the prose's are
             links += collect_links(hint_tokens, path, first_line=fence.line + 1)
             html = md.renderer.render(hint_tokens, md.options, {})
             hint = Hint(html, Location(path, fence.line))
