@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Below this many folders, starting worker processes costs more than it saves.
 PARALLEL_FROM = 16
@@ -77,23 +78,60 @@ def _made(work: Callable[[Path], T], folder: Path) -> T:
             gc.enable()
 
 
-def _read_cached(work: Callable[[Path], T], folder: Path, cache: Path | None, version: str) -> T:
+def _read_pickled(
+    work: Callable[[Path], T], folder: Path, cache: Path | None, version: str
+) -> tuple[T, bytes | None]:
+    """``work(folder)``, or what ``cache`` kept of it; and its pickle, when the cache holds it
+    (so that a worker sends back the bytes it wrote, not the same object pickled again)."""
     if cache is None:
-        return _made(work, folder)
+        return _made(work, folder), None
     kept = cache / f"{_identity(folder, version)}.pickle"
     try:
-        return pickle.loads(kept.read_bytes())
+        blob = kept.read_bytes()
+        return pickle.loads(blob), blob
     except _BROKEN:
         pass
     made = _made(work, folder)
+    blob = pickle.dumps(made)
     try:
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=cache, delete=False, suffix=".tmp") as out:
-            out.write(pickle.dumps(made))
+            out.write(blob)
         os.replace(out.name, kept)
     except OSError:
         pass  # a cache that cannot be written only costs time
-    return made
+    return made, blob
+
+
+def _after(then: Callable[[Path, T], R], made: T, folder: Path) -> R:
+    return then(folder, made)
+
+
+def _read_then(
+    work: Callable[[Path], T],
+    then: Callable[[Path, T], R] | None,
+    folder: Path,
+    cache: Path | None,
+    version: str,
+) -> tuple[T, R | None]:
+    """:func:`_read_pickled`'s result and ``then(folder, result)``, with the cycle collector
+    paused as in :func:`_made`."""
+    made, _ = _read_pickled(work, folder, cache, version)
+    return made, None if then is None else _made(partial(_after, then, made), folder)
+
+
+def _worker(
+    work: Callable[[Path], T],
+    then: Callable[[Path, T], R] | None,
+    folder: Path,
+    cache: Path | None,
+    version: str,
+) -> tuple[bytes, R | None]:
+    """:func:`_read_then` in a worker process: the result pickled once (the bytes the cache
+    keeps, when there is one), and what ``then`` made of it."""
+    made, blob = _read_pickled(work, folder, cache, version)
+    extra = None if then is None else _made(partial(_after, then, made), folder)
+    return (pickle.dumps(made) if blob is None else blob), extra
 
 
 def parse_many(
@@ -102,27 +140,51 @@ def parse_many(
     jobs: int | None = None,
     cache: Path | None = None,
     salt: str = "",
-) -> list[T]:
+    then: Callable[[Path, T], R] | None = None,
+) -> list:
     """``work(folder)`` for each of ``folders``, in order: from ``cache`` where it kept the
     result for the folder's files as they are, else made, in worker processes when many are to
     be made. ``work`` must be picklable (a module's function, or a partial of one); ``salt``
-    names whatever else it depends on (the lock it reads against, say)."""
+    names whatever else it depends on (the lock it reads against, say).
+
+    With ``then`` (picklable too), each is the pair ``(result, then(folder, result))``:
+    ``then`` runs where the folder is read, in the worker processes when they read it, and what
+    it makes is never kept in the cache (so it may read files the cache does not know of, and
+    ``work``'s cache stays the one the server and ``export`` share)."""
     name = getattr(getattr(work, "func", work), "__qualname__", "")
     version = _parser_version(f"{name}\0{salt}") if cache is not None else ""
     if cache is not None and cache.is_dir():  # those read before, unchanged, come from it
-        ready = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
+        kept = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
+        ready = {
+            f: (made, None if then is None else _made(partial(_after, then, made), f))
+            for f, made in kept.items()
+        }
     else:
         ready = {}
     todo = [f for f in folders if f not in ready]
     if len(todo) < PARALLEL_FROM or (jobs or os.cpu_count() or 1) < 2:
-        made = [_read_cached(work, folder, cache, version) for folder in todo]
+        one = partial(_read_then, work, then, cache=cache, version=version)
+        ready.update((folder, one(folder)) for folder in todo)
     else:
-        one = partial(_read_cached, work, cache=cache, version=version)
-        with ProcessPoolExecutor(jobs) as pool:
-            # Two folders a task: the last tasks end together, so no core waits long at the end.
-            made = list(pool.map(one, todo, chunksize=2))
-    ready.update(zip(todo, made, strict=True))
-    return [ready[folder] for folder in folders]
+        # The results come back as many objects as the worker made, unpickled here while
+        # the workers go on: the cycle collector, paused, does not walk them over and over.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            with ProcessPoolExecutor(jobs) as pool:
+                # Two folders a task: the last tasks end together, so no core waits long at
+                # the end.
+                sent = pool.map(
+                    partial(_worker, work, then, cache=cache, version=version), todo, chunksize=2
+                )
+                ready.update(
+                    (folder, (pickle.loads(blob), extra))
+                    for folder, (blob, extra) in zip(todo, sent, strict=True)
+                )
+        finally:
+            if paused:
+                gc.enable()
+    return [ready[folder] if then is not None else ready[folder][0] for folder in folders]
 
 
 def _kept(folder: Path, cache: Path, version: str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import symtable
 import warnings
 
 #: The file name cells are compiled under by :func:`check_syntax`.
@@ -30,12 +31,13 @@ def parse_python(code: str) -> ast.Module:
 
 def check_syntax(code: str) -> ast.Module | None:
     """Raise :class:`SyntaxError` exactly where :func:`parse_python` would, cheaper when the
-    code parses: compiling to bytecode makes no tree of Python objects (nor the garbage that
-    sets off the cycle collector, which costs most in a process holding many lessons). Code the
-    compiler refuses (it refuses more than the parser does: ``return`` outside a function) gets
+    code parses: the symbol table is built from the parser's own tree, with no tree of Python
+    objects (nor the garbage that sets off the cycle collector, which costs most in a process
+    holding many lessons), and no bytecode (a fifth of ``compile()``'s time). Code the symbol
+    table refuses (it refuses more than the parser does: ``nonlocal`` outside a function) gets
     the parser's own verdict, and its tree if it parses."""
     try:
-        compile(code, _CELL_FILE, "exec", dont_inherit=True)
+        symtable.symtable(code, _CELL_FILE, "exec")
     except Exception:  # whatever it was, the parser says what it says
         return parse_python(code)
     return None

@@ -77,17 +77,14 @@ def lesson_folders(paths: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]
     return folders, problems
 
 
-def _checked(
-    folder: Path, read: Lesson | Exception
-) -> tuple[Lesson | None, list[Diagnostic], list[Diagnostic]]:
-    """One lesson as read, its errors, and its records' problems (as errors or warnings)."""
+def _checked(folder: Path, read: Lesson | Exception) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """One lesson's errors as read, and its records' problems (as errors or warnings)."""
     if isinstance(read, Exception):
-        return None, [Diagnostic(Location(folder), f"the lesson parser failed: {read!r}")], []
+        return [Diagnostic(Location(folder), f"the lesson parser failed: {read!r}")], []
     if read.problems:
-        return None, list(read.problems), []
-    lesson = read
+        return list(read.problems), []
     errors, warnings = [], []
-    for step in lesson.steps:
+    for step in read.steps:
         # A hint or a check's message that gives the solution away: a warning.
         warnings += step.warnings
         found = read_records(step)
@@ -95,7 +92,7 @@ def _checked(
             # Conflict markers mean a merge left work undone: an error. Another broken record
             # is a warning: the step shows no recorded outputs until it is recorded again.
             (errors if found.conflict else warnings).append(found.problem)
-    return lesson, errors, warnings
+    return errors, warnings
 
 
 def validate(
@@ -109,16 +106,19 @@ def validate(
     result = ValidationResult(diagnostics=problems)
     found: dict[str, Path] = {}
     lock = Lock.pinned()
-    read = parse_many(partial(read_safely, lock=lock), folders, jobs, cache, salt=lock.version)
-    loaded = [_checked(folder, lesson) for folder, lesson in zip(folders, read, strict=True)]
-    for folder, (lesson, errors, warnings) in zip(folders, loaded, strict=True):
+    # Each lesson's records are checked where it is read: in the worker processes, for many.
+    work = partial(read_safely, lock=lock)
+    loaded = parse_many(work, folders, jobs, cache, salt=lock.version, then=_checked)
+    unread = set()  # links into a lesson that did not load are checked once it loads
+    for folder, (read, (errors, warnings)) in zip(folders, loaded, strict=True):
         result.diagnostics += errors
         result.warnings += warnings
-        found[lesson.id if lesson is not None else folder.name] = folder
-        if lesson is not None:  # whole, if perhaps with a record holding conflict markers
-            result.lessons.append(lesson)
-    # Links into a lesson that did not load are checked once it loads.
-    unread = {folder.name for folder, made in zip(folders, loaded, strict=True) if made[0] is None}
+        if isinstance(read, Exception) or read.problems:
+            found[folder.name] = folder
+            unread.add(folder.name)
+        else:  # whole, if perhaps with a record holding conflict markers
+            found[read.id] = folder
+            result.lessons.append(read)
     for path in paths:
         if path.is_dir() and not (path / LESSON_FILE).is_file():
             course = read_course(path)
