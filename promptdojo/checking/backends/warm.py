@@ -119,7 +119,10 @@ def serve(requests, out) -> None:
 
 def main(argv: list[str]) -> int:
     if "--numpy" in argv:
-        import numpy  # noqa: F401 - imported once here, for every step's process
+        # Imported once here, for every step's process; where numpy is missing, each step's
+        # cells say so, as in a fresh process.
+        with contextlib.suppress(ImportError):
+            import numpy  # noqa: F401
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller ends us by closing our input
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
