@@ -27,7 +27,7 @@ def check(
 ) -> CheckResult:
     """Validate the lessons under ``paths``, then run all their steps, ``jobs`` at a time.
 
-    ``run_step`` is the backend: a fresh CPython process per step by default. ``on_warning``
+    ``run_step`` is the backend: a CPython process per step by default. ``on_warning``
     hears, before any cell runs, of declared packages the CPython backend's Python lacks.
     """
     started = time.perf_counter()

@@ -175,6 +175,25 @@ def test_score_gives_the_nll_and_the_argmax_of_the_same_forward_pass(model: Tiny
     assert np.array_equal(nll, model.token_nll(text, window=16))
 
 
+def test_score_scores_each_window_as_its_own_forward_pass(model: TinyLM) -> None:
+    # score sends windows of one length through the model together, a bounded number at a
+    # time: 41 windows of 9 characters (more than one batch) and a shorter last one of 7.
+    text = HELDOUT.read_text(encoding="utf-8")[: 41 * 8 + 7]
+    nll, top1 = model.score(text, window=8)
+    ids = model.tokenizer.encode(text)
+    expected_nll, expected_top1 = [], []
+    for start in range(0, ids.size - 1, 8):
+        chunk = ids[start : start + 9]
+        logits = model.forward(chunk[:-1]).astype(np.float64)
+        log_probs = logits - logits.max(axis=-1, keepdims=True)
+        log_probs -= np.log(np.exp(log_probs).sum(axis=-1, keepdims=True))
+        expected_nll.append(-log_probs[np.arange(chunk.size - 1), chunk[1:]])
+        expected_top1.append(logits.argmax(axis=-1))
+    np.testing.assert_allclose(nll, np.concatenate(expected_nll), rtol=1e-5, atol=1e-6)
+    assert top1.tolist() == np.concatenate(expected_top1).tolist()
+    assert nll.shape == (ids.size - 1,)
+
+
 def test_generate_defaults_are_documented_and_used(model: TinyLM) -> None:
     assert Sampler(temperature=0.8, top_p=0.95) == model.DEFAULT_SAMPLER
     assert "temperature 0.8, top-p 0.95" in (TinyLM.generate.__doc__ or "")

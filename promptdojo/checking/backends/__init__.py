@@ -1,6 +1,7 @@
 """One backend per runtime, behind one interface: ``backend(lesson, step) -> StepResult``.
 
-* :mod:`.cpython`: each step in a fresh CPython process (:mod:`.cpython_step` is that process);
+* :mod:`.cpython`: each step in a CPython process of its own (:mod:`.cpython_step` is that
+  process), forked from a warm parent on Linux (:mod:`.forked`, :mod:`.warm`);
 * :mod:`.pyodide`: each step in real Pyodide under Node (:mod:`.pyodide_step` runs inside it).
 
 Both hand the step over as a JSON job file and read the outcomes back from a file

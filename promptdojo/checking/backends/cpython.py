@@ -1,11 +1,15 @@
-"""The CPython backend: each step in a fresh process (:mod:`.cpython_step`)."""
+"""The CPython backend: each step in a process of its own (:mod:`.cpython_step`), forked from a
+warm parent where there is fork (:mod:`.forked`), else a fresh one."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Collection
 
+from promptdojo.checking.backends.forked import available as forked_available
+from promptdojo.checking.backends.forked import run_forked
 from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
 from promptdojo.checking.environment import cell_environment
 from promptdojo.checking.limits import DEFAULT_FILE_SIZE_LIMIT_MB, DEFAULT_MEMORY_LIMIT_MB
@@ -40,19 +44,22 @@ def memory_limit(lesson: Lesson) -> int:
 
 
 def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = ()) -> StepResult:
-    """Run ``step`` in a fresh CPython process and collect its outcomes.
+    """Run ``step`` in a CPython process of its own and collect its outcomes.
 
     The process sees the allowed environment only, plus the names in ``pass_env``
     (:mod:`promptdojo.checking.environment`).
     """
     started = time.perf_counter()
-    ended = run_job(
+    numpy = "numpy" in lesson.packages
+    # Forked from a warm parent where there is fork (no start-up per step), else a new process.
+    run = functools.partial(run_forked, numpy=numpy) if forked_available() else run_job
+    ended = run(
         [sys.executable, "-m", STEP_MODULE],
         {
             "step": step_to_dict(step),
             "time_limit": lesson.time_limit,
             "seed": lesson.seed,
-            "numpy": "numpy" in lesson.packages,
+            "numpy": numpy,
             "limits": {
                 "cpu": lesson.cpu_limit,
                 "file_size": (lesson.file_size_limit_mb or DEFAULT_FILE_SIZE_LIMIT_MB) * MB,
