@@ -9,14 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
-
-try:
-    from yaml._yaml import CParser
-except ImportError:  # PyYAML built without libyaml: its own parser reads everything
-    CParser = None
 
 from promptdojo.course.problems import Report, did_you_mean, read_text
 
@@ -92,81 +84,44 @@ MAX_YAML_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 32
 
 
-class _Limits:
-    """No aliases and a depth limit, for a loader whose events come from either parser.
+class _LessonLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with no aliases and a depth limit.
 
     An alias repeats a value without writing it out, so a few lines of them (a "billion laughs")
     stand for gigabytes once printed; thousands of nested brackets recurse past Python's limit.
     Both are mistakes at their line here, never a MemoryError or a RecursionError.
     """
 
-    depth = 0
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]
-            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
             raise yaml.composer.ComposerError(
                 None, None, "aliases (*name) are not allowed: write the value out", mark
             )
         if self.depth >= MAX_YAML_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
+            mark = self.peek_event().start_mark
             raise yaml.composer.ComposerError(
                 None, None, f"values nest more than {MAX_YAML_DEPTH} levels deep", mark
             )
         self.depth += 1
         try:
-            return super().compose_node(parent, index)  # type: ignore[misc]
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
 
-class _LessonLoader(_Limits, yaml.SafeLoader):
-    """PyYAML's safe loader with no aliases and a depth limit: the one whose verdict and
-    messages are reported."""
-
-
-if CParser is not None:
-
-    class _QuickLoader(_Limits, Composer, CParser, SafeConstructor, Resolver):  # type: ignore[misc, valid-type]
-        """:class:`_LessonLoader` reading its events with libyaml's parser, ten times faster
-        than PyYAML's own; the nodes are made by the same composer, with the same limits. Used
-        only for text it reads without a mistake (see :func:`_load`)."""
-
-        def __init__(self, stream: str) -> None:
-            CParser.__init__(self, stream)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-            Composer.__init__(self)
-
-
-#: Text libyaml's parser may read first: line feeds and printable characters only, as PyYAML's
-#: reader defines them, less the byte-order mark and NEL; no tab, no carriage return. Either
-#: parser reads any other the same way, but PyYAML's has the last word on such rarities.
-_PLAIN_TEXT = re.compile("[\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
-
-
-def _read(loader_class: type, text: str) -> tuple[yaml.Node | None, Any]:
-    loader = loader_class(text)
+def _load(text: str) -> tuple[yaml.Node | None, Any]:
+    """The node tree of ``text`` and the data it makes, read by :class:`_LessonLoader`."""
+    loader = _LessonLoader(text)
     try:
         node = loader.get_single_node()
         return node, loader.construct_document(node) if node is not None else None
     finally:
         loader.dispose()
-
-
-def _load(text: str) -> tuple[yaml.Node | None, Any]:
-    """The node tree of ``text`` and the data it makes, read by :class:`_LessonLoader`.
-
-    libyaml's parser reads it first when it is installed: text it reads without a mistake
-    (nearly all) is taken from it; anything else (a mistake, or text the two parsers might read
-    differently) is read again by PyYAML's own, whose mistake and message are the ones reported.
-    """
-    if CParser is not None and _PLAIN_TEXT.fullmatch(text):
-        try:
-            return _read(_QuickLoader, text)
-        except Exception:  # read again below: its mistake is PyYAML's to name
-            pass
-    return _read(_LessonLoader, text)
 
 
 @functools.lru_cache(maxsize=256)
