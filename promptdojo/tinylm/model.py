@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections.abc import Callable
@@ -36,8 +35,6 @@ __all__ = ["QUANT_SCHEMES", "Config", "TinyLM"]
 HERE = Path(__file__).resolve().parent
 WEIGHTS = HERE / "weights.npz"
 HELDOUT = HERE / "heldout.txt"
-#: Windows :meth:`TinyLM.score` sends through the model at once (bounds its memory).
-BATCH_WINDOWS = 16
 
 
 @dataclass(frozen=True)
@@ -146,54 +143,37 @@ class TinyLM:
             >>> model.forward(model.tokenizer.encode("def ")).shape
             (4, 96)
         """
-        c = self.config
+        c, w = self.config, self.weights
         ids = np.asarray(tokens, dtype=np.int64)
         if ids.ndim != 1 or ids.size == 0:
             raise ValueError(f"tokens must be a non-empty 1-D sequence, got shape {ids.shape}")
         if ids.min() < 0 or ids.max() >= c.vocab_size:
             raise ValueError(f"token ids must be within [0, {c.vocab_size})")
         start = len(cache) if cache is not None else 0
-        logits = self._forward_rows(ids[None], start, cache, counter, attention_weights)
-        if counter is not None:
-            counter.projection_macs += self.forward_cost(ids.size, start).projection_macs
-        return logits
-
-    def _forward_rows(
-        self,
-        ids: np.ndarray,
-        start: int = 0,
-        cache: KVCache | None = None,
-        counter: CostCounter | None = None,
-        attention_weights: list[np.ndarray] | None = None,
-    ) -> np.ndarray:
-        """:meth:`forward` of a ``(batch, t)`` block of sequences of one length, each on its own,
-        as ``(batch · t, vocab)`` logits: the projections see every row at once (a few large
-        matrix products instead of many small ones), attention runs per sequence. A ``cache``
-        takes a batch of one."""
-        c, w = self.config, self.weights
-        (batch, t), hd = ids.shape, c.head_dim
+        t, hd = ids.size, c.head_dim
         cos, sin = ops.rope_tables(np.arange(start, start + t), hd, c.rope_theta, w["embed"].dtype)
-        x, keep = w["embed"][ids.reshape(-1)], attention_weights is not None
+        x = w["embed"][ids]
         for i in range(c.n_layers):
             p = f"layers.{i}."
             h = ops.rms_norm(x, w[p + "attn_norm"], c.norm_eps)
-            q = ops.matmul(h, w[p + "wq"]).reshape(batch, t, c.n_heads, hd).transpose(0, 2, 1, 3)
-            k = ops.matmul(h, w[p + "wk"]).reshape(batch, t, c.n_kv_heads, hd).transpose(0, 2, 1, 3)
-            v = ops.matmul(h, w[p + "wv"]).reshape(batch, t, c.n_kv_heads, hd).transpose(0, 2, 1, 3)
+            q = ops.matmul(h, w[p + "wq"]).reshape(t, c.n_heads, hd).transpose(1, 0, 2)
+            k = ops.matmul(h, w[p + "wk"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
+            v = ops.matmul(h, w[p + "wv"]).reshape(t, c.n_kv_heads, hd).transpose(1, 0, 2)
             q, k = ops.rope(q, cos, sin), ops.rope(k, cos, sin)
-            heads = []
-            for b in range(batch):
-                kb, vb = cache.append(i, k[b], v[b]) if cache is not None else (k[b], v[b])
-                out = attention(q[b], kb, vb, causal=True, counter=counter, return_weights=keep)
-                if keep:
-                    out, weights = out
-                    attention_weights.append(weights)
-                heads.append(out)
-            mixed = np.stack(heads).transpose(0, 2, 1, 3).reshape(batch * t, c.d_model)
-            x = x + ops.matmul(mixed, w[p + "wo"])
+            if cache is not None:
+                k, v = cache.append(i, k, v)
+            result = attention(
+                q, k, v, causal=True, counter=counter, return_weights=attention_weights is not None
+            )
+            if attention_weights is not None:
+                result, weights = result
+                attention_weights.append(weights)
+            x = x + ops.matmul(result.transpose(1, 0, 2).reshape(t, c.d_model), w[p + "wo"])
             h = ops.rms_norm(x, w[p + "mlp_norm"], c.norm_eps)
             gated = ops.silu(ops.matmul(h, w[p + "w1"])) * ops.matmul(h, w[p + "w3"])
             x = x + ops.matmul(gated, w[p + "w2"])
+        if counter is not None:
+            counter.projection_macs += self.forward_cost(t, start).projection_macs
         x = ops.rms_norm(x, w["final_norm"], c.norm_eps)
         return ops.matmul(x, w["embed"].T)
 
@@ -340,17 +320,14 @@ class TinyLM:
             if int(n_windows) != n_windows or n_windows < 1:
                 raise ValueError(f"n_windows must be a whole number >= 1, got {n_windows!r}")
             starts = starts[:: max(1, len(starts) // int(n_windows))][: int(n_windows)]
-        chunks = [ids[start : start + window + 1] for start in starts]
         nll, top1 = [], []
-        # Windows of one length go through the model together, a bounded number at a time.
-        for i in range(0, len(chunks), BATCH_WINDOWS):
-            for _, same in itertools.groupby(chunks[i : i + BATCH_WINDOWS], key=len):
-                block = np.stack(list(same))
-                logits = self._forward_rows(block[:, :-1]).astype(np.float64)
-                logits -= logits.max(axis=-1, keepdims=True)
-                log_norm = np.log(np.exp(logits).sum(axis=-1))
-                nll.append(log_norm - logits[np.arange(len(logits)), block[:, 1:].reshape(-1)])
-                top1.append(logits.argmax(axis=-1))
+        for start in starts:
+            chunk = ids[start : start + window + 1]
+            logits = self.forward(chunk[:-1]).astype(np.float64)
+            logits -= logits.max(axis=-1, keepdims=True)
+            log_norm = np.log(np.exp(logits).sum(axis=-1))
+            nll.append(log_norm - logits[np.arange(chunk.size - 1), chunk[1:]])
+            top1.append(logits.argmax(axis=-1))
         return np.concatenate(nll), np.concatenate(top1)
 
     def perplexity(
