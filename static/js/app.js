@@ -122,7 +122,12 @@ async function main() {
     });
   };
   wireNavigation(go, session);
-  wireWorkFiles(() => go(location.href, { push: false, fresh: true }));
+  wireWorkFiles(
+    () => go(location.href, { push: false, fresh: true }),
+    () => mounted?.flush(),
+  );
+  // A tab closed or a page left within an edit's debounce keeps that edit.
+  window.addEventListener("pagehide", () => mounted?.flush());
   history.replaceState({ promptdojo: true }, "", location.href);
   mount();
 }

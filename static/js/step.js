@@ -9,7 +9,7 @@ import { appendOutput, showResult, showSetupFailures } from "./output.js";
 import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
 
 /**
- * Wire the step rendered inside `root`. Returns `{ cells, setReady, unmount }`.
+ * Wire the step rendered inside `root`. Returns `{ cells, setReady, flush, unmount }`.
  *
  * @param {object} ctx
  * @param {ReturnType<import("./session.js").KernelSession["enter"]>} ctx.step  This step's session.
@@ -43,8 +43,12 @@ export function mountStep(root, ctx) {
         button.disabled = false;
       }
     },
-    unmount() {
+    /** Save every edit still waiting for its debounce (before an export, or leaving). */
+    flush() {
       for (const cell of cells) cell.flush();
+    },
+    unmount() {
+      this.flush();
       for (const cell of cells) destroyEditor(cell.view);
     },
   };

@@ -1,10 +1,14 @@
 // "Export my work" and "Import my work": everything promptdojo stored in this browser, as a file.
 import { exportWork, importWork } from "./store.js";
 
-/** Wire the export link and the import file input; `reload()` shows the imported work. */
-export function wireWorkFiles(reload) {
+/**
+ * Wire the export link and the import file input; `reload()` shows the imported work, `flush()`
+ * saves the edits still waiting for their debounce, so that the file holds what is on screen.
+ */
+export function wireWorkFiles(reload, flush = () => {}) {
   document.addEventListener("click", (event) => {
     if (!event.target.closest?.(".export-work")) return;
+    flush();
     const blob = new Blob([JSON.stringify(exportWork(), null, 2)], { type: "application/json" });
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);

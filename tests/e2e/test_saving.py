@@ -106,6 +106,26 @@ def test_export_then_import_restores_the_work(page: Page, server: Server, tmp_pa
     assert editor_text(page, "one") == "counter = 11"
 
 
+def test_an_edit_just_typed_is_in_the_export_and_survives_leaving_the_page(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """Edits are saved 300 ms after the last key: Export, and leaving the page (a full load
+    elsewhere, or a closed tab), save the ones still waiting first."""
+    page.goto(f"{server.url}/lessons/runtime/1")
+    type_into(page, "one", "counter = 12")
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Export my work").click()
+    exported = tmp_path / "work.json"
+    download_info.value.save_as(exported)
+    assert json.loads(exported.read_text())["items"]["edit:runtime:1:one"]["code"] == "counter = 12"
+
+    type_into(page, "one", "counter = 13")
+    page.goto(f"{server.url}/")  # a page load, not a step swap: only pagehide is left to save
+    assert (
+        json.loads(page.evaluate(f"localStorage.getItem('{EDIT_KEY}')"))["code"] == "counter = 13"
+    )
+
+
 def test_progress_counts_visited_steps_and_solved_exercises(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/lessons/hello/1")
     count = page.locator(".progress-count")
