@@ -15,8 +15,9 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -65,17 +66,24 @@ def _identity(folder: Path, version: str) -> str:
     return digest.hexdigest()[:40]
 
 
-def _made(work: Callable[[Path], T], folder: Path) -> T:
-    """``work(folder)`` with the cycle collector paused: reading a lesson makes hundreds of
-    thousands of short-lived objects (tokens, syntax trees) and next to no cycles, and the
-    collections they would set off cost a tenth of the time. It runs again once done."""
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cycle collector off for the block, and on again after it if it was on."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return work(folder)
+        yield
     finally:
         if paused:
             gc.enable()
+
+
+def _made(work: Callable[[Path], T], folder: Path) -> T:
+    """``work(folder)`` with the cycle collector paused: reading a lesson makes hundreds of
+    thousands of short-lived objects (tokens, syntax trees) and next to no cycles, and the
+    collections they would set off cost a tenth of the time."""
+    with _collector_paused():
+        return work(folder)
 
 
 def _read_pickled(
@@ -103,8 +111,13 @@ def _read_pickled(
     return made, blob
 
 
-def _after(then: Callable[[Path, T], R], made: T, folder: Path) -> R:
-    return then(folder, made)
+def _then_of(then: Callable[[Path, T], R] | None, made: T, folder: Path) -> R | None:
+    """``then(folder, made)`` with the collector paused as in :func:`_made` (None without
+    ``then``)."""
+    if then is None:
+        return None
+    with _collector_paused():
+        return then(folder, made)
 
 
 def _read_then(
@@ -114,10 +127,9 @@ def _read_then(
     cache: Path | None,
     version: str,
 ) -> tuple[T, R | None]:
-    """:func:`_read_pickled`'s result and ``then(folder, result)``, with the cycle collector
-    paused as in :func:`_made`."""
+    """:func:`_read_pickled`'s result and what ``then`` made of it."""
     made, _ = _read_pickled(work, folder, cache, version)
-    return made, None if then is None else _made(partial(_after, then, made), folder)
+    return made, _then_of(then, made, folder)
 
 
 def _worker(
@@ -130,8 +142,7 @@ def _worker(
     """:func:`_read_then` in a worker process: the result pickled once (the bytes the cache
     keeps, when there is one), and what ``then`` made of it."""
     made, blob = _read_pickled(work, folder, cache, version)
-    extra = None if then is None else _made(partial(_after, then, made), folder)
-    return (pickle.dumps(made) if blob is None else blob), extra
+    return (pickle.dumps(made) if blob is None else blob), _then_of(then, made, folder)
 
 
 def parse_many(
@@ -155,10 +166,7 @@ def parse_many(
     version = _parser_version(f"{name}\0{salt}") if cache is not None else ""
     if cache is not None and cache.is_dir():  # those read before, unchanged, come from it
         kept = {f: found for f in folders if (found := _kept(f, cache, version)) is not None}
-        ready = {
-            f: (made, None if then is None else _made(partial(_after, then, made), f))
-            for f, made in kept.items()
-        }
+        ready = {f: (made, _then_of(then, made, f)) for f, made in kept.items()}
     else:
         ready = {}
     todo = [f for f in folders if f not in ready]
@@ -168,22 +176,15 @@ def parse_many(
     else:
         # The results come back as many objects as the worker made, unpickled here while
         # the workers go on: the cycle collector, paused, does not walk them over and over.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            with ProcessPoolExecutor(jobs) as pool:
-                # Two folders a task: the last tasks end together, so no core waits long at
-                # the end.
-                sent = pool.map(
-                    partial(_worker, work, then, cache=cache, version=version), todo, chunksize=2
-                )
-                ready.update(
-                    (folder, (pickle.loads(blob), extra))
-                    for folder, (blob, extra) in zip(todo, sent, strict=True)
-                )
-        finally:
-            if paused:
-                gc.enable()
+        with _collector_paused(), ProcessPoolExecutor(jobs) as pool:
+            # Two folders a task: the last tasks end together, so no core waits long at the end.
+            sent = pool.map(
+                partial(_worker, work, then, cache=cache, version=version), todo, chunksize=2
+            )
+            ready.update(
+                (folder, (pickle.loads(blob), extra))
+                for folder, (blob, extra) in zip(todo, sent, strict=True)
+            )
     return [ready[folder] if then is not None else ready[folder][0] for folder in folders]
 
 
