@@ -7,6 +7,13 @@ import { interruptBuffer } from "./features.js";
 import { bootMessage, FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
 
 /**
+ * How long a new worker may say nothing at all. Its first word ("downloading", protocol.js) comes
+ * as soon as its script has run; one that has not spoken by then never will: Firefox, now and
+ * then, leaves a worker started while the page loads without its requests or its messages.
+ */
+export const SILENT_WORKER_MS = 8000;
+
+/**
  * The worker the step page's inline script started for `config` (templates/_isolation.js), taken
  * once: `{worker, interrupt, events}`, or null (none was started, or it was already taken).
  */
@@ -79,9 +86,10 @@ export class KernelClient {
    * Start a kernel worker, or adopt the one the page's inline script started for this config
    * (templates/_isolation.js) and replay what it has said so far.
    */
-  start() {
-    const early = adoptEarlyWorker(this.config);
+  start(early = adoptEarlyWorker(this.config)) {
     this.startedEarly = Boolean(early);
+    this.heard = false;
+    clearTimeout(this.silenceTimer);
     if (early) {
       this.worker = early.worker;
       this.interrupt = early.interrupt;
@@ -96,8 +104,15 @@ export class KernelClient {
         return;
       }
     }
-    this.worker.onmessage = (event) => this.receive(event.data, event.timeStamp);
+    const worker = this.worker;
+    this.silenceTimer = setTimeout(() => this.replaceSilent(worker), SILENT_WORKER_MS);
+    this.worker.onmessage = (event) => {
+      this.heard = true;
+      clearTimeout(this.silenceTimer);
+      this.receive(event.data, event.timeStamp);
+    };
     this.worker.onerror = (event) => {
+      clearTimeout(this.silenceTimer);
       event.preventDefault?.();
       if (this.phases.some(([phase]) => phase === "ready")) {
         this.restart("the Python worker crashed");
@@ -114,6 +129,20 @@ export class KernelClient {
       if (event.type === "message") this.worker.onmessage(event);
       else this.worker.onerror(event);
     }
+  }
+
+  /**
+   * `worker` has said nothing in `SILENT_WORKER_MS`: it is replaced by one started here (not the
+   * page's early one), and the runs waiting for it are sent to the new one. Nothing is lost.
+   */
+  replaceSilent(worker) {
+    if (this.worker !== worker || this.heard) return;
+    console.warn(
+      `promptdojo: the Python worker said nothing in ${SILENT_WORKER_MS / 1000} s; starting another`,
+    );
+    worker.terminate();
+    this.start(null);
+    for (const run of this.runs.values()) this.worker.postMessage(run.message);
   }
 
   /**
@@ -180,9 +209,10 @@ export class KernelClient {
   run(code, { key, cellId, onStream = () => {}, timeLimit, internal = false, controls }) {
     timeLimit ??= this.config.timeLimit;
     const id = this.nextId++;
+    const message = { type: TO_WORKER.RUN, id, code, key, cellId, controls };
     return new Promise((resolve) => {
-      this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal });
-      this.worker.postMessage({ type: TO_WORKER.RUN, id, code, key, cellId, controls });
+      this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal, message });
+      this.worker.postMessage(message);
     });
   }
 

@@ -382,6 +382,30 @@ def wait_for(engine: Engine, condition: str, timeout_s: float = WAIT_TIMEOUT_S) 
         if time.monotonic() > deadline:
             raise TimeoutError(
                 f"{engine.name}, walk step {engine.step!r}: still false after {timeout_s:g} s:"
-                f" {condition}"
+                f" {condition}; the page: {page_state(engine)}"
             )
         time.sleep(0.1)
+
+
+# What a timed-out wait reports of the page: where it is, whether it is isolated and controlled,
+# and what the kernel's status line and boot phases say.
+PAGE_STATE = """(() => ({
+  url: location.href,
+  isolated: self.crossOriginIsolated,
+  controlled: Boolean(navigator.serviceWorker?.controller),
+  status: document.querySelector('.kernel-status')?.textContent?.trim() ?? null,
+  earlyWorker: window.promptdojoEarlyKernel === undefined ? 'none' :
+    window.promptdojoEarlyKernel === null ? 'adopted or not started' :
+    `not adopted, ${window.promptdojoEarlyKernel.events.length} events`,
+  startedEarly: window.promptdojoKernel?.startedEarly ?? null,
+  phases: (window.promptdojoKernel?.phases ?? []).map(([phase, detail]) =>
+    detail?.message ? `${phase}: ${detail.message}` : phase),
+}))()"""
+
+
+def page_state(engine: Engine) -> str:
+    """The page's state as :data:`PAGE_STATE` says it, or why it could not be read."""
+    try:
+        return json.dumps(engine.evaluate(PAGE_STATE))
+    except Exception as error:  # a page that no longer answers says why
+        return f"(unreadable: {error})"

@@ -110,3 +110,41 @@ def test_the_worker_starts_its_downloads_before_its_boot_message_arrives(
         }"""
     )
     assert stopped == "KeyboardInterrupt"
+
+
+def test_a_worker_that_never_speaks_is_replaced_and_the_waiting_run_goes_to_the_new_one(
+    page: Page, server: Server
+) -> None:
+    """Firefox now and then leaves the early worker without its requests or its messages: the
+    client replaces a worker that has said nothing (kernel.js, SILENT_WORKER_MS), and a run asked
+    for meanwhile runs on the new one. Here the first worker's script is one that says nothing."""
+    served = []
+
+    def first_says_nothing(route: Route) -> None:
+        served.append(route.request.url)
+        if len(served) == 1:
+            route.fulfill(response=route.fetch(), body="// says nothing\n")
+        else:
+            route.continue_()
+
+    page.route("**/assets/worker-*.js", first_says_nothing)
+    warnings: list[str] = []
+    page.on("console", lambda message: warnings.append(message.text))
+    page.goto(f"{server.url}/lessons/hello/1")
+    output = page.evaluate(
+        """new Promise((resolve) => {
+          const go = () => {
+            let out = "";
+            window.promptdojoKernel
+              .run("print(6 * 7)", { onStream: (name, text) => (out += text) })
+              .then(() => resolve(out));
+          };
+          if (window.promptdojoKernel) go();
+          else window.addEventListener("promptdojo:kernel", go, { once: true });
+        })"""
+    )
+    assert output == "42\n"
+    assert len(served) == 2, served
+    assert page.evaluate("window.promptdojoKernel.startedEarly") is False
+    assert any("said nothing" in text for text in warnings), warnings
+    wait_ready(page)

@@ -3,7 +3,7 @@
 // boot that never gets ready says what it waits for.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, mock, test } from "node:test";
-import { KernelClient } from "../../static/js/kernel.js";
+import { KernelClient, SILENT_WORKER_MS } from "../../static/js/kernel.js";
 import { showKernelStatus, waitingText } from "../../static/js/status.js";
 import { FakeElement } from "./fake_dom.mjs";
 
@@ -35,6 +35,7 @@ beforeEach(() => {
   SilentWorker.made = [];
   globalThis.Worker = SilentWorker;
   globalThis.document = { querySelector: () => null };
+  mock.timers.enable({ apis: ["setTimeout"] });
 });
 
 afterEach(() => {
@@ -48,7 +49,6 @@ afterEach(() => {
 test("an isolated page without SharedArrayBuffer starts Python, and Stop replaces the worker", () => {
   globalThis.crossOriginIsolated = true;
   delete globalThis.SharedArrayBuffer;
-  mock.timers.enable({ apis: ["setTimeout"] });
   const kernel = new KernelClient(CONFIG);
   assert.equal(kernel.interrupt, null);
   assert.equal(SilentWorker.made.length, 1);
@@ -82,6 +82,57 @@ test("a browser that cannot start a module worker gets an error phase, not a sil
   assert.match(phases.at(-1)[1], /cannot start the Python worker \(Module scripts/);
 });
 
+test("a worker that says nothing is replaced, and the runs waiting for it go to the new one", () => {
+  const kernel = new KernelClient(CONFIG);
+  const first = kernel.run("1 + 1", { cellId: "a" });
+  kernel.run("2 + 2", { cellId: "b" });
+  mock.timers.tick(SILENT_WORKER_MS - 1);
+  assert.equal(SilentWorker.made.length, 1, "not before its time");
+  mock.timers.tick(1);
+  const [silent, fresh] = SilentWorker.made;
+  assert.equal(silent.terminated, true);
+  assert.ok(fresh, "a new worker was started");
+  assert.deepEqual(
+    fresh.messages.map((m) => m.type ?? "boot"),
+    ["boot", "run", "run"],
+    "the new worker boots, then gets the waiting runs in their order",
+  );
+  assert.deepEqual(
+    fresh.messages.slice(1).map((m) => m.cellId),
+    ["a", "b"],
+  );
+  // The new worker answers the first run: the learner's promise gets its result.
+  fresh.onmessage({ data: { type: "result", id: fresh.messages[1].id, result: { ok: 1 } } });
+  return first.then((result) => assert.deepEqual(result, { ok: 1 }));
+});
+
+test("a worker that has spoken is never replaced for being slow", () => {
+  const kernel = new KernelClient(CONFIG);
+  const [worker] = SilentWorker.made;
+  worker.onmessage({ data: { type: "phase", phase: "downloading", detail: {} } });
+  mock.timers.tick(SILENT_WORKER_MS * 10);
+  assert.equal(SilentWorker.made.length, 1);
+  assert.equal(worker.terminated, false);
+  assert.equal(kernel.phases.at(-1)[0], "downloading");
+});
+
+test("a silent early worker (the page's inline script's) is replaced by the client's own", () => {
+  const early = new SilentWorker("worker.js", { type: "module" });
+  globalThis.promptdojoEarlyKernel = { config: CONFIG, worker: early, interrupt: null, events: [] };
+  try {
+    const kernel = new KernelClient(CONFIG);
+    assert.equal(kernel.startedEarly, true);
+    assert.equal(early.onmessage !== undefined, true);
+    mock.timers.tick(SILENT_WORKER_MS);
+    assert.equal(early.terminated, true);
+    assert.equal(kernel.startedEarly, false);
+    assert.equal(kernel.worker, SilentWorker.made.at(-1));
+    assert.equal(kernel.worker.messages[0].config, CONFIG, "the client's worker gets the boot");
+  } finally {
+    delete globalThis.promptdojoEarlyKernel;
+  }
+});
+
 /** A kernel whose phases the test says, as the worker would. */
 function fakeKernel(config) {
   const listeners = [];
@@ -94,7 +145,6 @@ function fakeKernel(config) {
 }
 
 test("a boot not ready after the patience limit says which phase it waits in, and the bytes", () => {
-  mock.timers.enable({ apis: ["setTimeout"] });
   const kernel = fakeKernel({ bootPatienceMs: 60000 });
   const status = new FakeElement("p");
   status.dataset = {};
@@ -115,7 +165,6 @@ test("a boot not ready after the patience limit says which phase it waits in, an
 });
 
 test("a boot that is ready in time never shows the waiting line", () => {
-  mock.timers.enable({ apis: ["setTimeout"] });
   const kernel = fakeKernel({ bootPatienceMs: 60000 });
   const status = new FakeElement("p");
   status.dataset = {};
