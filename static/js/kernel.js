@@ -4,7 +4,14 @@
 // has not ended `config.stopWindDownMs` after that), by replacing the worker with a fresh one.
 // The rule is promptdojo.pyodide.limits'. The messages are defined in protocol.js.
 import { interruptBuffer } from "./features.js";
-import { bootMessage, FROM_WORKER, restartedResult, SIGINT, TO_WORKER } from "./protocol.js";
+import {
+  bootMessage,
+  FROM_WORKER,
+  notStartedResult,
+  restartedResult,
+  SIGINT,
+  TO_WORKER,
+} from "./protocol.js";
 
 /**
  * How long a new worker may say nothing at all. Its first word ("downloading", protocol.js) comes
@@ -41,9 +48,18 @@ export class KernelClient {
       this.phases.push([phase, detail]);
       this.phaseTimes.push(at);
       for (const listener of this.listeners) listener(phase, detail, at);
+      // Python will not start: the runs waiting for it end, saying why, instead of waiting on,
+      // and so does every run asked for until Python is restarted.
+      if (phase === "restarting") this.failedWhy = null;
+      if (phase === "error") {
+        this.failedWhy = detail.message ?? "the kernel worker failed";
+        for (const id of [...this.runs.keys()]) this.finish(id, notStartedResult(this.failedWhy));
+      }
     };
     this.runs = new Map();
     this.nextId = 1;
+    /** Why Python did not start (the "error" phase), until it is restarted; else null. */
+    this.failedWhy = null;
     /** The run the worker is executing, from its "started" message. */
     this.current = null;
     // Shared memory for the interrupt, where the browser gives it (features.js).
@@ -209,6 +225,7 @@ export class KernelClient {
   run(code, { key, cellId, onStream = () => {}, timeLimit, internal = false, controls }) {
     timeLimit ??= this.config.timeLimit;
     const id = this.nextId++;
+    if (this.failedWhy) return Promise.resolve(notStartedResult(this.failedWhy));
     const message = { type: TO_WORKER.RUN, id, code, key, cellId, controls };
     return new Promise((resolve) => {
       this.runs.set(id, { resolve, onStream, cellId, timeLimit, internal, message });

@@ -89,6 +89,17 @@ export function restartedResult(reason) {
   };
 }
 
+/** The result of every run pending when Python failed to start (the boot's "error" phase). */
+export function notStartedResult(reason) {
+  return {
+    ok: false,
+    value: {},
+    error_type: "KernelNotStarted",
+    error_message: reason,
+    traceback: `Python did not start: ${reason}. Press "Restart Python", or reload the page.`,
+  };
+}
+
 /** Names one run's control values may carry (promptdojo.kernel.MAX_CONTROL_VALUES). */
 export const MAX_CONTROL_VALUES = 32;
 

@@ -172,7 +172,8 @@ class StepSession {
     const result = await session.kernel.run(code, run);
     const state = session.stateOf(this.key);
     if (result.ok) state.succeeded.push({ id: cellId, code, controls });
-    if (!result.stopped && result.error_type !== "KernelRestarted") state.ran.add(cellId);
+    const neverRan = ["KernelRestarted", "KernelNotStarted"].includes(result.error_type);
+    if (!result.stopped && !neverRan) state.ran.add(cellId);
     // A failed setup explains what follows (a NameError for what it should have defined).
     if (state.setupFailures?.length) return { ...result, setupFailures: state.setupFailures };
     return result;

@@ -148,3 +148,34 @@ def test_a_worker_that_never_speaks_is_replaced_and_the_waiting_run_goes_to_the_
     assert page.evaluate("window.promptdojoKernel.startedEarly") is False
     assert any("said nothing" in text for text in warnings), warnings
     wait_ready(page)
+
+
+def test_a_run_asked_of_a_python_that_fails_to_restart_ends_saying_why(
+    page: Page, server: Server
+) -> None:
+    """Restart Python while the worker's script cannot be fetched (the link went down): the new
+    worker fails, and a Run asked for meanwhile ends with the reason instead of waiting for ever,
+    as does one asked for afterwards. Restarting once the script is back gives a working kernel."""
+    page.goto(f"{server.url}/lessons/hello/1")
+    wait_ready(page)
+    restart = page.get_by_role("button", name="Restart Python")
+    first, second = page.locator(".cell").nth(0), page.locator(".cell").nth(1)
+    held: list[Route] = []
+    page.route("**/assets/worker-*.js", lambda route: held.append(route))
+    restart.click()
+    first.get_by_role("button", name="Run", exact=True).click()  # waits for the new worker
+    expect(first.locator(".cell-status")).to_have_text("Running…")
+    for route in held:
+        route.fulfill(status=404, body="gone")
+    page.unroute("**/assets/worker-*.js")
+    page.route("**/assets/worker-*.js", lambda route: route.fulfill(status=404, body="gone"))
+    expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "error")
+    expect(first.locator(".cell-status")).to_have_text("Failed (KernelNotStarted)")
+    expect(first.locator(".cell-output")).to_contain_text("Python did not start")
+    second.get_by_role("button", name="Run", exact=True).click()
+    expect(second.locator(".cell-status")).to_have_text("Failed (KernelNotStarted)")
+    page.unroute("**/assets/worker-*.js")
+    restart.click()
+    wait_ready(page)
+    first.get_by_role("button", name="Run", exact=True).click()
+    expect(first.locator(".cell-output")).to_contain_text("platform: emscripten", timeout=30_000)

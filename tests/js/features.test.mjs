@@ -133,6 +133,26 @@ test("a silent early worker (the page's inline script's) is replaced by the clie
   }
 });
 
+test("runs waiting for a Python that fails to start end, saying why, until it is restarted", async () => {
+  const kernel = new KernelClient(CONFIG);
+  const waiting = kernel.run("1", { cellId: "a" });
+  SilentWorker.made[0].onmessage({ data: { type: "fatal", message: "the snapshot is damaged" } });
+  const result = await waiting;
+  assert.equal(result.error_type, "KernelNotStarted");
+  assert.match(result.traceback, /Python did not start: the snapshot is damaged/);
+  assert.equal(kernel.busy, false);
+  const later = await kernel.run("2", { cellId: "b" });
+  assert.equal(later.error_type, "KernelNotStarted", "a run asked for afterwards ends at once");
+  assert.equal(SilentWorker.made[0].messages.length, 2, "only the boot and the first run were sent");
+
+  kernel.restart("you pressed Restart Python");
+  const again = kernel.run("3", { cellId: "c" });
+  const fresh = SilentWorker.made.at(-1);
+  assert.equal(fresh.messages.at(-1).cellId, "c", "after a restart, runs go to the new worker");
+  fresh.onmessage({ data: { type: "result", id: fresh.messages.at(-1).id, result: { ok: 1 } } });
+  assert.deepEqual(await again, { ok: 1 });
+});
+
 /** A kernel whose phases the test says, as the worker would. */
 function fakeKernel(config) {
   const listeners = [];
