@@ -14,11 +14,14 @@ import {
 } from "./protocol.js";
 
 /**
- * How long a new worker may say nothing at all. Its first word ("downloading", protocol.js) comes
- * as soon as its script has run; one that has not spoken by then never will: Firefox, now and
- * then, leaves a worker started while the page loads without its requests or its messages.
+ * How long a new worker may say nothing at all once its script has arrived (the page's resource
+ * timing shows when): its first word ("downloading", protocol.js) comes as soon as that script has
+ * run, within tens of milliseconds. Firefox, now and then, leaves a worker started while the page
+ * loads without its requests or its messages: one that has not spoken by then never will.
  */
-export const SILENT_WORKER_MS = 8000;
+export const SILENT_AFTER_SCRIPT_MS = 3000;
+/** The same, counted from the worker's start, where no resource timing shows its script. */
+export const SILENT_WORKER_MS = 30000;
 
 /**
  * The worker the step page's inline script started for `config` (templates/_isolation.js), taken
@@ -105,7 +108,7 @@ export class KernelClient {
   start(early = adoptEarlyWorker(this.config)) {
     this.startedEarly = Boolean(early);
     this.heard = false;
-    clearTimeout(this.silenceTimer);
+    this.stopWatchingSilence();
     if (early) {
       this.worker = early.worker;
       this.interrupt = early.interrupt;
@@ -120,15 +123,14 @@ export class KernelClient {
         return;
       }
     }
-    const worker = this.worker;
-    this.silenceTimer = setTimeout(() => this.replaceSilent(worker), SILENT_WORKER_MS);
+    this.watchSilence(this.worker, early ? 0 : performance.now());
     this.worker.onmessage = (event) => {
+      this.stopWatchingSilence();
       this.heard = true;
-      clearTimeout(this.silenceTimer);
       this.receive(event.data, event.timeStamp);
     };
     this.worker.onerror = (event) => {
-      clearTimeout(this.silenceTimer);
+      this.stopWatchingSilence();
       event.preventDefault?.();
       if (this.phases.some(([phase]) => phase === "ready")) {
         this.restart("the Python worker crashed");
@@ -148,14 +150,39 @@ export class KernelClient {
   }
 
   /**
-   * `worker` has said nothing in `SILENT_WORKER_MS`: it is replaced by one started here (not the
+   * Replace `worker` (started at `since`, ms on the page's clock) if it says nothing within
+   * `SILENT_AFTER_SCRIPT_MS` of its script's arrival, or `SILENT_WORKER_MS` of its start.
+   */
+  watchSilence(worker, since) {
+    this.stopWatchingSilence();
+    const replace = () => this.replaceSilent(worker);
+    this.silenceTimer = setTimeout(replace, SILENT_WORKER_MS);
+    if (typeof PerformanceObserver === "undefined" || !globalThis.location) return;
+    const script = new URL(this.config.workerUrl, globalThis.location.href).href;
+    this.scriptObserver = new PerformanceObserver((list) => {
+      const arrived = list.getEntries().find((e) => e.name === script && e.responseEnd >= since);
+      if (!arrived) return;
+      this.scriptObserver.disconnect();
+      clearTimeout(this.silenceTimer);
+      const left = arrived.responseEnd + SILENT_AFTER_SCRIPT_MS - performance.now();
+      this.silenceTimer = setTimeout(replace, Math.max(0, left));
+    });
+    this.scriptObserver.observe({ type: "resource", buffered: true });
+  }
+
+  stopWatchingSilence() {
+    clearTimeout(this.silenceTimer);
+    this.scriptObserver?.disconnect();
+    this.scriptObserver = null;
+  }
+
+  /**
+   * `worker` has said nothing (`watchSilence`): it is replaced by one started here (not the
    * page's early one), and the runs waiting for it are sent to the new one. Nothing is lost.
    */
   replaceSilent(worker) {
     if (this.worker !== worker || this.heard) return;
-    console.warn(
-      `promptdojo: the Python worker said nothing in ${SILENT_WORKER_MS / 1000} s; starting another`,
-    );
+    console.warn("promptdojo: the Python worker says nothing; starting another");
     worker.terminate();
     this.start(null);
     for (const run of this.runs.values()) this.worker.postMessage(run.message);

@@ -116,8 +116,9 @@ def test_a_worker_that_never_speaks_is_replaced_and_the_waiting_run_goes_to_the_
     page: Page, server: Server
 ) -> None:
     """Firefox now and then leaves the early worker without its requests or its messages: the
-    client replaces a worker that has said nothing (kernel.js, SILENT_WORKER_MS), and a run asked
-    for meanwhile runs on the new one. Here the first worker's script is one that says nothing."""
+    client replaces a worker that says nothing once its script has arrived (kernel.js,
+    SILENT_AFTER_SCRIPT_MS), and a run asked for meanwhile runs on the new one. Here the first
+    worker's script is one that says nothing."""
     served = []
 
     def first_says_nothing(route: Route) -> None:
@@ -146,7 +147,7 @@ def test_a_worker_that_never_speaks_is_replaced_and_the_waiting_run_goes_to_the_
     assert output == "42\n"
     assert len(served) == 2, served
     assert page.evaluate("window.promptdojoKernel.startedEarly") is False
-    assert any("said nothing" in text for text in warnings), warnings
+    assert any("says nothing" in text for text in warnings), warnings
     wait_ready(page)
 
 

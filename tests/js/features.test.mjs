@@ -3,7 +3,11 @@
 // boot that never gets ready says what it waits for.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, mock, test } from "node:test";
-import { KernelClient, SILENT_WORKER_MS } from "../../static/js/kernel.js";
+import {
+  KernelClient,
+  SILENT_AFTER_SCRIPT_MS,
+  SILENT_WORKER_MS,
+} from "../../static/js/kernel.js";
 import { showKernelStatus, waitingText } from "../../static/js/status.js";
 import { FakeElement } from "./fake_dom.mjs";
 
@@ -29,7 +33,14 @@ const CONFIG = { workerUrl: "worker.js", timeLimit: 30, stopGraceMs: 1500, stopW
 const saved = {};
 
 beforeEach(() => {
-  for (const name of ["Worker", "SharedArrayBuffer", "crossOriginIsolated", "document"]) {
+  for (const name of [
+    "Worker",
+    "SharedArrayBuffer",
+    "crossOriginIsolated",
+    "document",
+    "location",
+    "PerformanceObserver",
+  ]) {
     saved[name] = Object.getOwnPropertyDescriptor(globalThis, name);
   }
   SilentWorker.made = [];
@@ -104,6 +115,56 @@ test("a worker that says nothing is replaced, and the runs waiting for it go to 
   // The new worker answers the first run: the learner's promise gets its result.
   fresh.onmessage({ data: { type: "result", id: fresh.messages[1].id, result: { ok: 1 } } });
   return first.then((result) => assert.deepEqual(result, { ok: 1 }));
+});
+
+/** A PerformanceObserver whose entries the test hands over, as the page's resource timing would. */
+class FakeObserver {
+  static made = [];
+  constructor(callback) {
+    this.callback = callback;
+    this.connected = false;
+    FakeObserver.made.push(this);
+  }
+  observe() {
+    this.connected = true;
+  }
+  disconnect() {
+    this.connected = false;
+  }
+  /** Hand over resource entries to every observer still connected. */
+  static arrive(...entries) {
+    for (const o of FakeObserver.made.filter((o) => o.connected)) {
+      o.callback({ getEntries: () => entries });
+    }
+  }
+}
+
+test("a silent worker is replaced soon after its script arrived, not only after the long wait", () => {
+  globalThis.location = { href: "http://host/lessons/a/1" };
+  FakeObserver.made = [];
+  globalThis.PerformanceObserver = FakeObserver;
+  const kernel = new KernelClient(CONFIG);
+  const script = "http://host/lessons/a/worker.js";
+  // Another file, and the worker's script fetched before this worker started, change nothing.
+  FakeObserver.arrive(
+    { name: "http://host/lessons/a/app.js", responseEnd: performance.now() },
+    { name: script, responseEnd: -1 },
+  );
+  mock.timers.tick(SILENT_AFTER_SCRIPT_MS);
+  assert.equal(SilentWorker.made.length, 1);
+  FakeObserver.arrive({ name: script, responseEnd: performance.now() });
+  mock.timers.tick(SILENT_AFTER_SCRIPT_MS - 1);
+  assert.equal(SilentWorker.made.length, 1, "not before its time");
+  mock.timers.tick(1);
+  assert.equal(SilentWorker.made[0].terminated, true);
+  assert.equal(SilentWorker.made.length, 2, "replaced 3 s after its script arrived");
+  assert.ok(SILENT_AFTER_SCRIPT_MS * 5 < SILENT_WORKER_MS);
+  // The new worker speaks: nothing more happens, however long it then takes.
+  kernel.worker.onmessage({ data: { type: "phase", phase: "downloading", detail: {} } });
+  FakeObserver.arrive({ name: script, responseEnd: performance.now() });
+  mock.timers.tick(SILENT_WORKER_MS * 2);
+  assert.equal(SilentWorker.made.length, 2);
+  assert.equal(kernel.scriptObserver, null, "no observer is left watching for the script");
 });
 
 test("a worker that has spoken is never replaced for being slow", () => {
