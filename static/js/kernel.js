@@ -164,8 +164,10 @@ export class KernelClient {
       if (!arrived) return;
       this.scriptObserver.disconnect();
       clearTimeout(this.silenceTimer);
+      // At least a second from now: a page thread that was too busy to hear of the script in
+      // time may also hold the worker's first message, already waiting behind this callback.
       const left = arrived.responseEnd + SILENT_AFTER_SCRIPT_MS - performance.now();
-      this.silenceTimer = setTimeout(replace, Math.max(0, left));
+      this.silenceTimer = setTimeout(replace, Math.max(1000, left));
     });
     this.scriptObserver.observe({ type: "resource", buffered: true });
   }

@@ -167,6 +167,27 @@ test("a silent worker is replaced soon after its script arrived, not only after 
   assert.equal(kernel.scriptObserver, null, "no observer is left watching for the script");
 });
 
+test("a page that heard late of the worker's script still gives the worker a second", () => {
+  globalThis.location = { href: "http://host/lessons/a/1" };
+  FakeObserver.made = [];
+  globalThis.PerformanceObserver = FakeObserver;
+  // The page's clock, set by hand: the worker starts at 10 s, its script arrives at 12 s, and
+  // the page's thread hears of it only at 20 s.
+  let now = 10_000;
+  Object.defineProperty(performance, "now", { value: () => now, configurable: true });
+  try {
+    new KernelClient(CONFIG);
+    now = 20_000;
+    FakeObserver.arrive({ name: "http://host/lessons/a/worker.js", responseEnd: 12_000 });
+    mock.timers.tick(999);
+    assert.equal(SilentWorker.made.length, 1, "its first message may be waiting behind");
+    mock.timers.tick(1);
+    assert.equal(SilentWorker.made.length, 2);
+  } finally {
+    delete performance.now; // the prototype's again
+  }
+});
+
 test("a worker that has spoken is never replaced for being slow", () => {
   const kernel = new KernelClient(CONFIG);
   const [worker] = SilentWorker.made;
