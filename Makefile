@@ -86,6 +86,7 @@ bench: install
 	$(BIN)/python bench/shaped_link.py --runs 3
 	$(BIN)/python bench/course_scale.py
 	$(BIN)/python bench/engines.py --runs 3
+	$(BIN)/python bench/first_visits.py --engine firefox --visits 50
 	$(BIN)/python bench/report.py
 
 test-fast: install

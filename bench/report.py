@@ -220,6 +220,24 @@ ROWS = [
         ("<=", 1.5),
     ),
     ("engines", "ready_ms", "kernel-ready from the snapshot per engine (ms, median)", None),
+    (
+        "first_visits_firefox",
+        "replaced",
+        "Firefox fresh first visits (50): kernel workers replaced for saying nothing",
+        None,
+    ),
+    (
+        "first_visits_firefox",
+        "replaced_ready_ms",
+        "Firefox first visits through a replaced worker: kernel-ready (ms)",
+        None,
+    ),
+    (
+        "first_visits_firefox",
+        "ready_ms_median",
+        "Firefox first visits: kernel-ready (ms, median)",
+        None,
+    ),
     ("library", "kv_speedup_64", "recomputed / KV-cached decoding time, 64 new tokens", None),
     (
         "library",
