@@ -107,7 +107,6 @@ export class KernelClient {
    */
   start(early = adoptEarlyWorker(this.config)) {
     this.startedEarly = Boolean(early);
-    this.heard = false;
     this.stopWatchingSilence();
     if (early) {
       this.worker = early.worker;
@@ -126,7 +125,6 @@ export class KernelClient {
     this.watchSilence(this.worker, early ? 0 : performance.now());
     this.worker.onmessage = (event) => {
       this.stopWatchingSilence();
-      this.heard = true;
       this.receive(event.data, event.timeStamp);
     };
     this.worker.onerror = (event) => {
@@ -183,7 +181,7 @@ export class KernelClient {
    * page's early one), and the runs waiting for it are sent to the new one. Nothing is lost.
    */
   replaceSilent(worker) {
-    if (this.worker !== worker || this.heard) return;
+    if (this.worker !== worker) return; // replaced meanwhile (its first word stops the watch)
     console.warn("promptdojo: the Python worker says nothing; starting another");
     worker.terminate();
     this.start(null);
