@@ -1,5 +1,29 @@
 // The service worker's rules, kept apart from its event wiring so Node can test them.
 
+/**
+ * Milliseconds the service worker's activation waits for it to take control of the open pages
+ * (`clients.claim()`), which normally takes a few. See {@link settledWithin}.
+ */
+export const CLAIM_WAIT_MS = 1000;
+
+/**
+ * A promise that resolves once `promise` has settled or `ms` milliseconds have passed, whichever
+ * comes first, and never rejects. The service worker's activation waits on this rather than on
+ * `clients.claim()` itself: every request of the scope, navigations included, waits until the
+ * worker is activated, and Firefox can leave a claim unsettled (a page whose own worker never
+ * started) until it kills the service worker a minute later, failing those requests.
+ */
+export function settledWithin(promise, ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
+}
+
 /** Every cache of ours is named this, then the course's version. */
 export const CACHE_PREFIX = "promptdojo-course-";
 

@@ -8,10 +8,12 @@
 //    come from the network first; offline, from one complete cache (never two versions mixed).
 //    Files are content hashed or versioned, so any cached copy is the right one.
 import {
+  CLAIM_WAIT_MS,
   cacheName,
   kindOf,
   missingHeaders,
   otherVersions,
+  settledWithin,
   superseded,
 } from "./offline-rules.js";
 import { withTwins } from "./twins.js";
@@ -30,7 +32,11 @@ completeCaches().then((found) => {
 });
 
 self.addEventListener("install", () => self.skipWaiting());
-self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+// Open pages come under this worker at once; its activation does not wait long for that
+// (offline-rules.js: settledWithin).
+self.addEventListener("activate", (event) => {
+  event.waitUntil(settledWithin(self.clients.claim(), CLAIM_WAIT_MS));
+});
 
 /** `response` with the server's headers where the host sent none. */
 function withHeaders(response) {

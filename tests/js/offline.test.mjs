@@ -2,11 +2,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  CLAIM_WAIT_MS,
   cacheName,
   kindOf,
   missingHeaders,
   offlineText,
   otherVersions,
+  settledWithin,
   superseded,
 } from "../../static/js/offline-rules.js";
 
@@ -59,4 +61,27 @@ test("the offline mark says how far the caching got", () => {
   assert.equal(offlineText({ type: "offline-ready" }), "✓ Available offline");
   assert.match(offlineText({ type: "offline-failed", message: "HTTP 404" }), /Not saved.*404/);
   assert.equal(offlineText({ type: "something-else" }), null);
+});
+
+/** Whether `promise` has resolved once the microtasks queued so far have run. */
+async function resolvedYet(promise) {
+  let resolved = false;
+  promise.then(() => {
+    resolved = true;
+  });
+  for (let i = 0; i < 5; i += 1) await Promise.resolve();
+  return resolved;
+}
+
+test("activation waits for a claim that settles, and no longer for one that never does", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  // A claim that settles (either way) ends the wait at once.
+  assert.equal(await resolvedYet(settledWithin(Promise.resolve(), CLAIM_WAIT_MS)), true);
+  assert.equal(await resolvedYet(settledWithin(Promise.reject(new Error("x")), CLAIM_WAIT_MS)), true);
+  // One that never settles holds activation CLAIM_WAIT_MS, then lets it go.
+  const never = settledWithin(new Promise(() => {}), CLAIM_WAIT_MS);
+  t.mock.timers.tick(CLAIM_WAIT_MS - 1);
+  assert.equal(await resolvedYet(never), false);
+  t.mock.timers.tick(1);
+  assert.equal(await resolvedYet(never), true);
 });
