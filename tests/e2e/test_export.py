@@ -309,6 +309,34 @@ def test_a_download_worker_that_fails_leaves_its_downloads_to_the_kernel_worker(
         context.close()
 
 
+def test_a_claim_that_never_settles_holds_up_no_request(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """Firefox can leave the service worker's ``clients.claim()`` unsettled (seen with a page
+    whose own worker never started), and every request of the scope waits for the worker's
+    activation. Here the claim never settles: the first page still reloads under the worker
+    and boots isolated, the offline copy completes, and a navigation to another lesson comes
+    through the worker."""
+    stuck = tmp_path / "site"
+    shutil.copytree(site, stuck)
+    worker = stuck / "course" / "sw.js"
+    worker.write_text("self.clients.claim = () => new Promise(() => {});\n" + worker.read_text())
+    context = browser.new_context()
+    try:
+        with plain_server(stuck) as url:
+            page = open_page(context, url + "/course/lessons/hello/1/")
+            assert page.evaluate("crossOriginIsolated") is True
+            wait_offline_ready(page)
+            page.goto(url + "/course/lessons/runaway/1/")
+            wait_ready(page)
+            assert page.evaluate("crossOriginIsolated") is True
+            assert page.evaluate("navigator.serviceWorker.controller?.state") == "activated"
+            after = click_run(page, "state")
+            expect(after.locator(".cell-status")).to_contain_text("Done", timeout=30_000)
+    finally:
+        context.close()
+
+
 def test_the_course_runs_offline_once_opened(browser: Browser, site: Path) -> None:
     """The host goes down and the network is cut: a reload still boots and runs numpy."""
     context = browser.new_context()
