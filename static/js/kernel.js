@@ -22,6 +22,11 @@ import {
 export const SILENT_AFTER_SCRIPT_MS = 3000;
 /** The same, counted from the worker's start, where no resource timing shows its script. */
 export const SILENT_WORKER_MS = 30000;
+/**
+ * The least time a worker is given from when the page hears of its script: a page thread too
+ * busy to hear of it in time may also hold the worker's first message, already waiting behind.
+ */
+const SILENT_MIN_WAIT_MS = 1000;
 
 /**
  * The worker the step page's inline script started for `config` (templates/_isolation.js), taken
@@ -162,10 +167,8 @@ export class KernelClient {
       if (!arrived) return;
       this.scriptObserver.disconnect();
       clearTimeout(this.silenceTimer);
-      // At least a second from now: a page thread that was too busy to hear of the script in
-      // time may also hold the worker's first message, already waiting behind this callback.
       const left = arrived.responseEnd + SILENT_AFTER_SCRIPT_MS - performance.now();
-      this.silenceTimer = setTimeout(replace, Math.max(1000, left));
+      this.silenceTimer = setTimeout(replace, Math.max(SILENT_MIN_WAIT_MS, left));
     });
     this.scriptObserver.observe({ type: "resource", buffered: true });
   }

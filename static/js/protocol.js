@@ -78,26 +78,25 @@ export function interruptedResult() {
   return { ok: false, value: {}, error_type: "KeyboardInterrupt", error_message: "", traceback: "" };
 }
 
+/** A run that ended without running its code: `errorType`, with `reason` and what to tell. */
+function unrunResult(errorType, reason, traceback) {
+  return { ok: false, value: {}, error_type: errorType, error_message: reason, traceback };
+}
+
 /** The result of every run pending when the worker was replaced. */
 export function restartedResult(reason) {
-  return {
-    ok: false,
-    value: {},
-    error_type: "KernelRestarted",
-    error_message: reason,
-    traceback: `Python was restarted: ${reason}.`,
-  };
+  return unrunResult("KernelRestarted", reason, `Python was restarted: ${reason}.`);
 }
 
 /** The result of every run pending when Python failed to start (the boot's "error" phase). */
 export function notStartedResult(reason) {
-  return {
-    ok: false,
-    value: {},
-    error_type: "KernelNotStarted",
-    error_message: reason,
-    traceback: `Python did not start: ${reason}. Press "Restart Python", or reload the page.`,
-  };
+  const what = `Python did not start: ${reason}. Press "Restart Python", or reload the page.`;
+  return unrunResult("KernelNotStarted", reason, what);
+}
+
+/** Whether `result` is one of the two above: the run's code never ran to its end in this Python. */
+export function neverRan(result) {
+  return ["KernelRestarted", "KernelNotStarted"].includes(result?.error_type);
 }
 
 /** Names one run's control values may carry (promptdojo.kernel.MAX_CONTROL_VALUES). */

@@ -5,6 +5,8 @@
 // are replayed into a fresh worker after a crash; "Restart Python" starts every step afresh; and
 // a Stop pressed before a run reaches the kernel (its setup still running) stops that run.
 
+import { neverRan } from "./protocol.js";
+
 /** What the session knows of one step's namespace in the current worker. */
 class StepState {
   constructor() {
@@ -172,8 +174,7 @@ class StepSession {
     const result = await session.kernel.run(code, run);
     const state = session.stateOf(this.key);
     if (result.ok) state.succeeded.push({ id: cellId, code, controls });
-    const neverRan = ["KernelRestarted", "KernelNotStarted"].includes(result.error_type);
-    if (!result.stopped && !neverRan) state.ran.add(cellId);
+    if (!result.stopped && !neverRan(result)) state.ran.add(cellId);
     // A failed setup explains what follows (a NameError for what it should have defined).
     if (state.setupFailures?.length) return { ...result, setupFailures: state.setupFailures };
     return result;
