@@ -10,7 +10,7 @@ PORT   ?= 8000
 INSTALLED := $(VENV)/.installed
 NODE_OK   := node_modules/.installed
 ASSETS    := static/build/manifest.json
-FRONTEND_SOURCES := $(wildcard static/js/*.js static/css/*.css) scripts/build.mjs \
+FRONTEND_SOURCES := $(wildcard static/js/*/*.js static/css/*.css) scripts/build.mjs \
   promptdojo/pyodide/core_files.json
 
 .PHONY: all install build serve test lint format test-fast test-js test-pyodide bench clean help

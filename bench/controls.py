@@ -6,7 +6,7 @@ Serves the fixture lesson ``knobs``, opens its step 1 and runs the light cell ``
 (a slider, a choice, a toggle and one ``print``). Then, for each change, the page itself takes
 the time: it moves the temperature slider one step (the same ``input`` event a key press
 fires) and stops the clock when the cell's output shows the new value. The figure includes the
-debounce (``LIVE_DEBOUNCE_MS`` in ``static/js/controls.js``), the trip to the worker and back,
+debounce (``LIVE_DEBOUNCE_MS`` in ``static/js/page/controls.js``), the trip to the worker and back,
 and drawing the output; it is the median over the changes (goal: <= 100 ms).
 """
 

@@ -6,7 +6,7 @@ costs the learner.
 Each visit starts the engine afresh (a new profile) and opens step 1 of the real lesson, served
 with Pyodide 0.29.0 and numpy (the tests' ``numpy_release``), until the page's ``pd:ready`` mark.
 Firefox now and then leaves the worker the page's inline script starts without its requests or
-its messages; the kernel client replaces a worker that says nothing (``kernel.js``,
+its messages; the kernel client replaces a worker that says nothing (``kernel-client.js``,
 ``SILENT_AFTER_SCRIPT_MS``). The figures: visits that got ready, visits whose worker was replaced,
 and the ready times (ms) of each kind.
 """

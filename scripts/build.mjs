@@ -54,14 +54,14 @@ const exposeZstdWasm = {
 const result = await esbuild.build({
   plugins: [exposeZstdWasm],
   entryPoints: {
-    zstd: path.join(root, "static/js/zstd.js"),
-    start: path.join(root, "static/js/start.js"),
-    app: path.join(root, "static/js/app.js"),
-    worker: path.join(root, "static/js/worker.js"),
-    "download-worker": path.join(root, "static/js/download-worker.js"),
-    live: path.join(root, "static/js/live.js"),
-    index: path.join(root, "static/js/index.js"),
-    sw: path.join(root, "static/js/sw.js"),
+    zstd: path.join(root, "static/js/shared/zstd.js"),
+    start: path.join(root, "static/js/page/start.js"),
+    app: path.join(root, "static/js/page/app.js"),
+    worker: path.join(root, "static/js/kernel/worker.js"),
+    "download-worker": path.join(root, "static/js/kernel/download-worker.js"),
+    live: path.join(root, "static/js/page/live.js"),
+    index: path.join(root, "static/js/page/index.js"),
+    sw: path.join(root, "static/js/sw/sw.js"),
     style: path.join(root, "static/css/style.css"),
   },
   outdir: out,
@@ -78,7 +78,7 @@ const result = await esbuild.build({
 // The boot module for Pyodide under Node (`promptdojo check --pyodide`, the snapshot maker): the
 // worker's own boot.js with its imports, as one file the Python package ships.
 await esbuild.build({
-  entryPoints: [path.join(root, "static/js/boot.js")],
+  entryPoints: [path.join(root, "static/js/kernel/boot.js")],
   outfile: path.join(out, "node", "boot.mjs"),
   bundle: true,
   format: "esm",

@@ -3,7 +3,7 @@
 //
 // On an isolated page it starts the kernel worker at once, while the rest of the page still
 // parses and loads: the worker's boot is the long pole of a visit, and start.js, which runs only
-// once its own file has arrived and the parser has let it, adopts the worker (kernel.js). Its
+// once its own file has arrived and the parser has let it, adopts the worker (kernel-client.js). Its
 // first message is the boot message of protocol.js, `{config, interrupt}`.
 //
 // On a host that sent no isolation headers, it registers the service worker (sw.js adds the
@@ -13,7 +13,7 @@
 // then restarts Python).
 self.promptdojoEarlyKernel = (() => {
   const meta = document.querySelector('meta[name="promptdojo-kernel"]');
-  // Isolation is not shared memory (static/js/features.js): without it, start.js starts the worker.
+  // Isolation is not shared memory (static/js/page/features.js): without it, start.js starts the worker.
   if (!self.crossOriginIsolated || typeof SharedArrayBuffer !== "function" || !meta) return null;
   try {
     const config = JSON.parse(meta.content);

@@ -45,15 +45,21 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
+#: The front end's rooms that boot Pyodide and run cells (``boot.js`` and what it imports), below
+#: the source tree: an installed package has no front-end sources, only their build.
+BOOT_ROOMS = ("static/js/kernel", "static/js/shared")
+
+
 def _library() -> list[Path]:
     """The files whose change can change any cell's output: the learner library and kernel
-    (the package, less its authoring, checking and web rooms) and the page's boot module."""
+    (the package, less its authoring, checking and web rooms), and the front end's
+    :data:`BOOT_ROOMS` when the source tree is there."""
     import promptdojo
 
     package = Path(promptdojo.__file__).resolve().parent
     keep = [p for p in package.iterdir() if p.name not in ("course", "checking", "web", "cli.py")]
-    boot = package.parent / "static" / "js" / "boot.js"
-    return [*keep, *([boot] if boot.is_file() else [])]
+    rooms = [package.parent / room for room in BOOT_ROOMS]
+    return [*keep, *(room for room in rooms if room.is_dir())]
 
 
 def _git(args: list[str], cwd: Path) -> str:

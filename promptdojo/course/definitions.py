@@ -5,7 +5,7 @@ A learner who runs a cell before the one that imports ``draw_counts`` gets
 this step's cells (run it first), or a cell of an earlier step (each step has a namespace of
 its own, so the name must be defined again here). The server reads the names each visible cell
 binds at its top level (assignments, imports, ``def``, ``class``, loop and ``with`` targets) and
-sends the map with the step (``static/js/order.js`` reads it).
+sends the map with the step (``static/js/page/order.js`` reads it).
 """
 
 from __future__ import annotations

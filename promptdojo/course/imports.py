@@ -3,7 +3,7 @@
 A module's first import is a page's slowest moment: CPython compiles every file of it to
 bytecode, in WebAssembly (numpy is some 180 files), and the learner waits on the first Run.
 The server reads each cell's ``import`` statements here and the kernel worker imports those
-modules before it says "ready" (``static/js/boot.js``). Only modules that import without side
+modules before it says "ready" (``static/js/kernel/boot.js``). Only modules that import without side
 effects a learner would see are listed: the learner library, the lesson's packages, and the
 standard library.
 """

@@ -27,7 +27,7 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "memory_limit_mb": int,
     "cpu_limit": (int, float),
     "file_size_limit_mb": int,
-    # Running a cell first runs the step's earlier cells not yet run (static/js/order.js).
+    # Running a cell first runs the step's earlier cells not yet run (static/js/page/order.js).
     "run_earlier_cells": bool,
 }
 #: ``chapter`` may be left out: course.yaml names each lesson's chapter.

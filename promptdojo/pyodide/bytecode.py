@@ -11,7 +11,7 @@ files' times, without reading the source, and the sources stay for tracebacks.
 The archive is stored uncompressed (a zip whose members are not deflated) and sent compressed
 as a whole, zstd first (``promptdojo serve`` by ``Accept-Encoding``, the export as a twin): the
 wheel's deflated members are larger than the whole archive in zstd, pycs included. Pages check
-it against its SHA-256 and install it as they install the wheel (``static/js/wheels.js``); a
+it against its SHA-256 and install it as they install the wheel (``static/js/kernel/wheels.js``); a
 compiled wheel that cannot be had or used leaves the page to the wheel itself, which only costs
 time. Like a snapshot, it is valid for the exact Pyodide build, wheels and warm-up it was made
 with: those name its cache folder.

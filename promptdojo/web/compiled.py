@@ -62,7 +62,7 @@ def compiled_wheels(settings: object, core: Path, state: object) -> dict[str, Se
 
 
 def compiled_entry(served: ServedWheel | None, url: object) -> dict:
-    """What a wheel's kernel config adds for its compiled wheel (static/js/downloads.js)."""
+    """What a wheel's kernel config adds for its compiled wheel (static/js/kernel/downloads.js)."""
     if served is None:
         return {}
     compiled = served.compiled

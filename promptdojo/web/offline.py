@@ -1,12 +1,12 @@
 """The service worker (``/sw.js``): cross-origin isolation where the host cannot send it, and the
 whole course kept offline once opened.
 
-The worker's code is ``static/js/sw.js`` (built like every asset); the script served at the site's
-base path is that code after one line of JSON, :func:`course_config`: the course's version, its
-pages (fetched from the network first, the cached copy when that fails) and its files (content
-hashed or versioned, so cached once and served from the cache), plus the headers the server
-sends, which the worker adds where a static host did not. A new version is a new script, so
-browsers install it, and it replaces the cached course as a whole.
+The worker's code is ``static/js/sw/sw.js`` (built like every asset); the script served at the
+site's base path is that code after one line of JSON, :func:`course_config`: the course's version,
+its pages (fetched from the network first, the cached copy when that fails) and its files (content
+hashed or versioned, so cached once and served from the cache), plus the headers the server sends,
+which the worker adds where a static host did not. A new version is a new script, so browsers
+install it, and it replaces the cached course as a whole.
 """
 
 from __future__ import annotations

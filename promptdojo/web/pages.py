@@ -262,7 +262,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
                 c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
             },
             # Running a cell runs the earlier ones not yet run first; a NameError says which
-            # cell defines the name (static/js/order.js).
+            # cell defines the name (static/js/page/order.js).
             "runEarlier": lesson.run_earlier_cells,
             "definitions": step_definitions(lesson, step),
         }

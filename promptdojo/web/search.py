@@ -1,8 +1,8 @@
 """The documents course search looks through: one per section of a step (its prose under one
 heading, and the code of the cells there), made when the site is served or exported.
 
-The page indexes them with MiniSearch (``static/js/search.js``), so search works in an export and
-offline (the service worker keeps ``search.json`` with the other files). Each document's URL
+The page indexes them with MiniSearch (``static/js/page/search.js``), so search works in an export
+and offline (the service worker keeps ``search.json`` with the other files). Each document's URL
 opens the step at its heading.
 """
 

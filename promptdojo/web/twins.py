@@ -4,10 +4,10 @@ Static hosts mostly send binary files as they are (``python -m http.server`` com
 others skip ``application/wasm`` and ``application/octet-stream``, CloudFront skips files over
 10 MB), so a server's ``Accept-Encoding`` choice cannot be counted on. The export writes
 ``name.zst`` beside Pyodide's WebAssembly, the snapshot and the compiled wheels (decoded as they
-arrive by the kernel and download workers, ``static/js/twins.js``), and ``name.gz`` beside the
-loaders and assets (decoded by the browser's own ``DecompressionStream``, in the workers and the
-service worker). A twin is a format no host compresses again, and the page passes on one that a
-host decoded on the way. ``promptdojo serve`` needs none: it sends the same copies by
+arrive by the kernel and download workers, ``static/js/shared/twins.js``), and ``name.gz`` beside
+the loaders and assets (decoded by the browser's own ``DecompressionStream``, in the workers and
+the service worker). A twin is a format no host compresses again, and the page passes on one that
+a host decoded on the way. ``promptdojo serve`` needs none: it sends the same copies by
 ``Accept-Encoding``.
 """
 

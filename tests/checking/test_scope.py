@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 
 from promptdojo.checking.scope import (
     ScopeError,
+    _library,
     changed_lessons,
     parse_shard,
     scope,
@@ -19,6 +21,8 @@ from promptdojo.checking.scope import (
 )
 from promptdojo.cli import app
 from tests.support.course import make_course
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def test_shards_cover_every_step_once_and_are_deterministic(tmp_path: Path) -> None:
@@ -92,6 +96,21 @@ def test_changed_takes_the_changed_lessons_or_all_when_the_library_changed(
     _git(tmp_path, "commit", "-qm", "more")
     library.write_text("x = 2\n")
     assert changed_lessons(folders, "HEAD", [library]) == folders
+
+
+def test_the_library_holds_the_boot_module_and_every_module_it_imports() -> None:
+    """A change to the page's boot, or to what it imports, runs every lesson: the paths are the
+    source tree's, so moving a file must move them too."""
+    library = [path.resolve() for path in _library()]
+    boot = ROOT / "static" / "js" / "kernel" / "boot.js"
+    assert boot.is_file()
+    imported = re.findall(r'from "(\.{1,2}/[^"]+)"', boot.read_text())
+    assert imported, "boot.js imports nothing relative: the test reads its imports wrongly"
+    for path in [boot, *((boot.parent / name).resolve() for name in imported)]:
+        assert path.is_file(), path
+        assert any(lib in path.parents for lib in library), f"{path} is not in the library"
+    assert any(path.name == "decoding" for path in library)
+    assert not any(path.name in ("course", "checking", "web") for path in library)
 
 
 def test_check_changed_with_nothing_changed_runs_nothing(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """The kernel worker starts from the step page's inline script, before the page has loaded.
 
 On an isolated page the inline script (``templates/_isolation.js``) starts the worker while the
-rest of the page still parses; ``start.js`` adopts it when it runs (``kernel.js``) and replays
-whatever the worker said before that. Restarts start a new worker the usual way.
+rest of the page still parses; ``start.js`` adopts it when it runs (``kernel-client.js``) and
+replays whatever the worker said before that. Restarts start a new worker the usual way.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_a_worker_that_never_speaks_is_replaced_and_the_waiting_run_goes_to_the_
     page: Page, server: Server
 ) -> None:
     """Firefox now and then leaves the early worker without its requests or its messages: the
-    client replaces a worker that says nothing once its script has arrived (kernel.js,
+    client replaces a worker that says nothing once its script has arrived (kernel-client.js,
     SILENT_AFTER_SCRIPT_MS), and a run asked for meanwhile runs on the new one. Here the first
     worker's script is one that says nothing."""
     served = []

@@ -1,6 +1,6 @@
 """No run-order trap: a cell pressed (or a control moved) before the cells above it ran runs
 those first, with their outputs and one quiet line; a lesson can turn that off; a NameError says
-which cell defines the missing name (static/js/order.js)."""
+which cell defines the missing name (static/js/page/order.js)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { loadFailureCause, zeroFreeHeap } from "../../static/js/boot.js";
+import { loadFailureCause, zeroFreeHeap } from "../../static/js/kernel/boot.js";
 
 const require = createRequire(import.meta.url);
 const core = path.dirname(require.resolve("pyodide/package.json")) + path.sep;

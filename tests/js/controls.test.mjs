@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import { FakeStorage } from "./fake_dom.mjs";
 
-const { controlValuesProblem, MAX_CONTROL_VALUES } = await import("../../static/js/protocol.js");
-const store = await import("../../static/js/store.js");
+const { controlValuesProblem, MAX_CONTROL_VALUES } = await import("../../static/js/shared/protocol.js");
+const store = await import("../../static/js/page/store.js");
 
 beforeEach(() => {
   globalThis.localStorage = new FakeStorage();
@@ -52,7 +52,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
  * `state.inflight` is the run in flight (null when none), `state.finish()` ends it.
  */
 async function countedRunner() {
-  const { liveRunner } = await import("../../static/js/controls.js");
+  const { liveRunner } = await import("../../static/js/page/controls.js");
   const state = { inflight: null, finish: null, executed: 0, interrupts: 0 };
   state.start = () => {
     state.inflight = new Promise((resolve) => {

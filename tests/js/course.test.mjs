@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-const { firstUnfinished, stepUrl } = await import("../../static/js/course.js");
+const { firstUnfinished, stepUrl } = await import("../../static/js/page/course.js");
 
 const lessons = [
   { id: "a", steps: [[1, []], [2, ["ex"]]] },

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import test from "node:test";
 import { strToU8, zipSync } from "fflate";
-import { downloadWheel, quietForCompiled, transferables } from "../../static/js/downloads.js";
+import { downloadWheel, quietForCompiled, transferables } from "../../static/js/kernel/downloads.js";
 
 // The smallest valid WebAssembly module: its magic and version.
 const EMPTY_MODULE = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);

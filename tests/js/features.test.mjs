@@ -7,8 +7,8 @@ import {
   KernelClient,
   SILENT_AFTER_SCRIPT_MS,
   SILENT_WORKER_MS,
-} from "../../static/js/kernel.js";
-import { showKernelStatus, waitingText } from "../../static/js/status.js";
+} from "../../static/js/page/kernel-client.js";
+import { showKernelStatus, waitingText } from "../../static/js/page/status.js";
 import { FakeElement } from "./fake_dom.mjs";
 
 /** A kernel worker that records its messages and never answers. */

@@ -1,51 +1,21 @@
 // No JavaScript function over 80 lines: a longer one does more than one job. Checked in the
-// page's modules, the Node runner's scripts and the build script.
+// front end's four rooms, the Node runner's scripts, the build script and the tests.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { mask } from "./source.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAX_LINES = 80;
-const FOLDERS = ["static/js", "promptdojo/pyodide/node", "scripts", "tests/js"];
+const FOLDERS = [
+  ...["page", "kernel", "sw", "shared"].map((room) => `static/js/${room}`),
+  "promptdojo/pyodide/node",
+  "scripts",
+  "tests/js",
+];
 const NOT_METHODS = new Set(["if", "for", "while", "switch", "catch", "function", "return"]);
-
-/** `source` with comments, strings and template literals blanked (newlines kept). */
-export function mask(source) {
-  let out = "";
-  let i = 0;
-  const blank = (text) => text.replace(/[^\n]/g, " ");
-  while (i < source.length) {
-    const two = source.slice(i, i + 2);
-    let end = i + 1;
-    if (two === "//") end = source.indexOf("\n", i) === -1 ? source.length : source.indexOf("\n", i);
-    else if (two === "/*") end = source.indexOf("*/", i + 2) + 2;
-    else if (source[i] === '"' || source[i] === "'") {
-      end = i + 1;
-      // Bounded: a quote in a regex literal opens no string that ends (the file's end does).
-      while (end < source.length && source[end] !== source[i]) end += source[end] === "\\" ? 2 : 1;
-      end += 1;
-    } else if (source[i] === "`") {
-      end = i + 1;
-      let depth = 0;
-      while (end < source.length && (depth > 0 || source[end] !== "`")) {
-        if (source[end] === "\\") end += 1;
-        else if (source.startsWith("${", end)) depth += 1;
-        else if (depth > 0 && source[end] === "}") depth -= 1;
-        end += 1;
-      }
-      end += 1;
-    } else {
-      out += source[i];
-      i += 1;
-      continue;
-    }
-    out += blank(source.slice(i, end));
-    i = end;
-  }
-  return out;
-}
 
 function closing(code, open) {
   const pair = { "(": ")", "{": "}" }[code[open]];

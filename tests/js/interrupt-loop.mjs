@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
-import { CellRunner } from "../../static/js/boot.js";
+import { CellRunner } from "../../static/js/kernel/boot.js";
 
 const LOOP = `
 import js

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Worker } from "node:worker_threads";
-import { interruptSlot } from "../../static/js/boot.js";
-import { SIGINT } from "../../static/js/protocol.js";
+import { interruptSlot } from "../../static/js/kernel/boot.js";
+import { SIGINT } from "../../static/js/shared/protocol.js";
 
 test("a slot clears only the signal it read; one written meanwhile stays", () => {
   const shared = new Int32Array(new SharedArrayBuffer(4));

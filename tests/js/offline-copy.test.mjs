@@ -3,8 +3,8 @@
 // (tests/e2e/test_offline_serve.py) runs the real one in Chromium.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, test } from "node:test";
-import { offlineCopy, unchangingFiles, withOfflineCopy } from "../../static/js/offline-copy.js";
-import { cacheName } from "../../static/js/offline-rules.js";
+import { offlineCopy, unchangingFiles, withOfflineCopy } from "../../static/js/kernel/offline-copy.js";
+import { cacheName } from "../../static/js/shared/offline-rules.js";
 
 const ORIGIN = "https://course.example";
 const SNAPSHOT = `${ORIGIN}/course/snapshot/snapshot-ab12.bin`;

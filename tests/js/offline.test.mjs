@@ -10,7 +10,7 @@ import {
   otherVersions,
   settledWithin,
   superseded,
-} from "../../static/js/offline-rules.js";
+} from "../../static/js/shared/offline-rules.js";
 
 const course = {
   pages: ["/course/", "/course/lessons/a/1/"],

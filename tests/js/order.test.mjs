@@ -3,8 +3,8 @@
 // defines the name.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { nameErrorHint, runEarlierFirst, undefinedName } from "../../static/js/order.js";
-import { KernelSession } from "../../static/js/session.js";
+import { nameErrorHint, runEarlierFirst, undefinedName } from "../../static/js/page/order.js";
+import { KernelSession } from "../../static/js/page/session.js";
 
 class FakeKernel {
   constructor() {

@@ -4,7 +4,7 @@ import { before, test } from "node:test";
 import { FakeElement, installDocument } from "./fake_dom.mjs";
 
 installDocument();
-const output = await import("../../static/js/output.js");
+const output = await import("../../static/js/page/output.js");
 const CONFIG = { outputOrder: ["text/html", "image/svg+xml", "text/plain"], htmlFrameHead: "<h>" };
 
 before(installDocument);

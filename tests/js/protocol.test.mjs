@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BOOT_NAME, bootFromName, pageStep } from "../../static/js/protocol.js";
+import { BOOT_NAME, bootFromName, pageStep } from "../../static/js/shared/protocol.js";
 
 test("the step comes from the page's path, served or exported", () => {
   assert.equal(pageStep("/lessons/decoding/4"), 4);

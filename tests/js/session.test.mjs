@@ -2,7 +2,7 @@
 // pressed while the setup runs.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { KernelSession } from "../../static/js/session.js";
+import { KernelSession } from "../../static/js/page/session.js";
 
 /** A kernel client that records runs; `hold` keeps runs pending until `release()`. */
 class FakeKernel {

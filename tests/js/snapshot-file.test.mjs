@@ -1,7 +1,7 @@
 // snapshot-file.js: the snapshot's file leaves out all-zero pages and gives back the same bytes.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { packSnapshot, unpackSnapshot } from "../../static/js/snapshot-file.js";
+import { packSnapshot, unpackSnapshot } from "../../static/js/kernel/snapshot-file.js";
 
 function snapshot() {
   // 10 pages and a short last one: data, zeros, data across a page edge, zeros, data at the end.

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import { FakeStorage } from "./fake_dom.mjs";
 
-const store = await import("../../static/js/store.js");
+const store = await import("../../static/js/page/store.js");
 
 beforeEach(() => {
   globalThis.localStorage = new FakeStorage();

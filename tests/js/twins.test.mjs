@@ -1,12 +1,12 @@
-// The export's compressed twins (static/js/twins.js): fetched and decoded in place of the file,
+// The export's compressed twins (static/js/shared/twins.js): fetched and decoded in place of the file,
 // passed on when the host decoded them already, and the file itself fetched when a twin fails.
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 
-import { withTwins, zstdLoader } from "../../static/js/twins.js";
-import { zstdStreams } from "../../static/js/zstd-decoder.js";
+import { withTwins, zstdLoader } from "../../static/js/shared/twins.js";
+import { zstdStreams } from "../../static/js/shared/zstd-decoder.js";
 import { zstdWasmBase64 } from "./zstd-wasm.mjs";
 
 const here = new URL(".", import.meta.url);

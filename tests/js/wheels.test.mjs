@@ -13,7 +13,7 @@ import {
   prepareWheel,
   prepareWheels,
   unzipArchive,
-} from "../../static/js/wheels.js";
+} from "../../static/js/kernel/wheels.js";
 
 const require = createRequire(import.meta.url);
 const core = path.dirname(require.resolve("pyodide/package.json")) + path.sep;

@@ -1,10 +1,10 @@
-// The zstd decoding stream (static/js/zstd-decoder.js) on zstddec's own WebAssembly, against a
+// The zstd decoding stream (static/js/shared/zstd-decoder.js) on zstddec's own WebAssembly, against a
 // copy made as the export makes its copies (promptdojo.pyodide.compressed, checksum included).
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 
-import { zstdStreams } from "../../static/js/zstd-decoder.js";
+import { zstdStreams } from "../../static/js/shared/zstd-decoder.js";
 import { zstdWasmBase64 } from "./zstd-wasm.mjs";
 
 const here = new URL(".", import.meta.url);

@@ -1,4 +1,5 @@
-"""Lesson packages from prepared wheels (static/js/wheels.js), in real Pyodide 0.29.0 with numpy.
+"""Lesson packages from prepared wheels (static/js/kernel/wheels.js), in real Pyodide 0.29.0 with
+numpy.
 
 The page and ``check --pyodide`` unpack and compile a lesson's wheels while the interpreter
 starts, then install them without Pyodide's loader. These tests boot Node the way the check does

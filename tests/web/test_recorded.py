@@ -118,7 +118,7 @@ def test_the_page_passes_the_output_cap_and_the_worker_holds_no_copy(client: Tes
     assert raw is not None
     config = json.loads(raw.group(1).replace("&#34;", '"').replace("&amp;", "&"))
     assert config["outputCap"] == OUTPUT_CAP
-    worker = (ROOT / "static" / "js" / "worker.js").read_text()
+    worker = (ROOT / "static" / "js" / "kernel" / "worker.js").read_text()
     assert str(OUTPUT_CAP) not in worker.replace("_", "")
     assert "config.outputCap" in worker
 

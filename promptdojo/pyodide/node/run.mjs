@@ -3,7 +3,7 @@
 //   node run.mjs job.json
 //
 // job.json: {
-//   "boot": "<static/js/boot.js, or the wheel's copy>",
+//   "boot": "<static/js/kernel/boot.js, or the wheel's copy>",
 //   "pyodide": "<folder of the Pyodide core: pyodide.mjs, pyodide.asm.wasm, ...>",
 //   "packageDir": "<folder of cached package wheels>",   "packages": ["numpy"],
 //   "bundle": "<learner bundle zip>",  "wheels": ["<extra pure-Python wheels>"],

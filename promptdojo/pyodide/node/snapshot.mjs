@@ -2,7 +2,7 @@
 //
 // JOB: {boot, pyodide, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`,
 // installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`
-// without its all-zero pages (static/js/snapshot-file.js),
+// without its all-zero pages (static/js/kernel/snapshot-file.js),
 // with `out.br` and `out.gz` beside it (the server never compresses per request).
 //
 // The same inputs give the same bytes: while the snapshot is made, the clocks and the entropy
@@ -42,7 +42,7 @@ async function main() {
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
   const { makeSnapshot, packSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
   fixStartupInputs();
-  // The file pages fetch: the snapshot without its all-zero pages (static/js/snapshot-file.js).
+  // The file pages fetch: the snapshot without its all-zero pages (static/js/kernel/snapshot-file.js).
   const data = packSnapshot(await makeSnapshot({ loadPyodide, indexURL: core }, bundle));
   const br = brotliCompressSync(data, {
     params: {

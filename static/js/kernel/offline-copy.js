@@ -14,7 +14,7 @@
 // cell fetches), one that asks for something particular (another method, an integrity, a cache
 // mode, a range, a signal), a miss, or a cache that cannot be read goes to `fetch` as before:
 // the service worker applies its own rules.
-import { CACHE_PREFIX } from "./offline-rules.js";
+import { CACHE_PREFIX } from "../shared/offline-rules.js";
 
 /**
  * The URLs of the kernel `config` that the offline copy may answer: a URL ending in "/" covers

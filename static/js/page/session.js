@@ -5,7 +5,7 @@
 // are replayed into a fresh worker after a crash; "Restart Python" starts every step afresh; and
 // a Stop pressed before a run reaches the kernel (its setup still running) stops that run.
 
-import { neverRan } from "./protocol.js";
+import { neverRan } from "../shared/protocol.js";
 
 /** What the session knows of one step's namespace in the current worker. */
 class StepState {
@@ -20,7 +20,7 @@ class StepState {
 }
 
 export class KernelSession {
-  /** @param {import("./kernel.js").KernelClient} kernel */
+  /** @param {import("./kernel-client.js").KernelClient} kernel */
   constructor(kernel) {
     this.kernel = kernel;
     this.states = new Map();

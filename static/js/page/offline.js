@@ -4,7 +4,7 @@
 //
 // The worker lives at the site's base path, beside the assets folder this module is built into.
 import { noSharedMemory } from "./features.js";
-import { offlineText } from "./offline-rules.js";
+import { offlineText } from "../shared/offline-rules.js";
 
 const WORKER_URL = new URL("../sw.js", import.meta.url);
 const SCOPE = new URL("../", import.meta.url).pathname;

@@ -3,7 +3,7 @@
 // the client starts it. The worker asks for the big files itself as it starts; a page that
 // reloads under the service worker (the inline script's other job) starts none.
 import { noSharedMemory } from "./features.js";
-import { KernelClient } from "./kernel.js";
+import { KernelClient } from "./kernel-client.js";
 import { keepOffline, pageIsolation } from "./offline.js";
 
 const config = document.querySelector('meta[name="promptdojo-kernel"]')?.content;

@@ -13,7 +13,7 @@
 // `FS.createPreloadedFile`, whose wasm plugin instantiates an already compiled library. Whatever
 // fails here leaves the package to `loadPackage` (boot.js).
 import { inflateSync, Unzip, unzipSync } from "fflate";
-import { checkedBytes } from "./digest.js";
+import { checkedBytes } from "../shared/digest.js";
 
 /** The records Pyodide's loader writes into a package's .dist-info folder. */
 const RECORDS = { INSTALLER: "pyodide.loadPackage", PYODIDE_SOURCE: "pyodide" };

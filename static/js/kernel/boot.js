@@ -3,7 +3,7 @@
 // This is the one bootstrap module of promptdojo: the browser's kernel worker imports it, and so
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
-import { bootMark } from "./protocol.js";
+import { bootMark } from "../shared/protocol.js";
 import { installWheels, prepareWheels, unzipArchive, wheelsCover, writeArchive } from "./wheels.js";
 
 /** Where the learner bundle is unpacked inside Pyodide's file system. */

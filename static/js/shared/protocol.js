@@ -1,4 +1,4 @@
-// The messages between the page's kernel client (kernel.js) and the kernel worker (worker.js).
+// The messages between the page's kernel client (kernel-client.js) and the kernel worker (worker.js).
 //
 // Page → worker:
 //   {config, interrupt, step}           the first message, and only the first: boot Pyodide.
@@ -6,7 +6,7 @@
 //                                       Int32Array on a SharedArrayBuffer, or null, `step` the
 //                                       step the page opened (its imports come first). The step
 //                                       page's inline script sends it (templates/_isolation.js),
-//                                       else kernel.js (`bootMessage`). The inline script also
+//                                       else kernel-client.js (`bootMessage`). The inline script also
 //                                       puts `{config, step}` in the worker's name
 //                                       (`bootFromName`), from which the worker boots at once;
 //                                       the message then brings only the interrupt buffer

@@ -5,7 +5,7 @@
 // resource timings for the page's byte count, `{note}` a compressed copy it could not use.
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
-import { withTwins, zstdLoader } from "./twins.js";
+import { withTwins, zstdLoader } from "../shared/twins.js";
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */
 function answer(name, value) {

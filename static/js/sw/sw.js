@@ -15,8 +15,8 @@ import {
   otherVersions,
   settledWithin,
   superseded,
-} from "./offline-rules.js";
-import { withTwins } from "./twins.js";
+} from "../shared/offline-rules.js";
+import { withTwins } from "../shared/twins.js";
 
 const course = self.promptdojoCourse;
 const CACHE = cacheName(course.version);

@@ -3,7 +3,7 @@
 import { bootCellRunner } from "./boot.js";
 import { fetchBytes, quietForCompiled, startDownloads, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
-import { withTwins, zstdLoader } from "./twins.js";
+import { withTwins, zstdLoader } from "../shared/twins.js";
 import {
   bootFromName,
   bootMark,
@@ -12,7 +12,7 @@ import {
   interruptedResult,
   refusedResult,
   TO_WORKER,
-} from "./protocol.js";
+} from "../shared/protocol.js";
 
 /** The browser's `fetch`: `init` puts the offline copy in front of it (offline-copy.js). */
 const networkFetch = self.fetch;
@@ -198,7 +198,7 @@ let booted = false;
 self.onmessage = async (event) => {
   const message = event.data;
   if (!booted) {
-    // The first message boots (protocol.js): from the page's inline script, or from kernel.js.
+    // The first message boots (protocol.js): from the page's inline script, or from kernel-client.js.
     booted = true;
     if (ready === null) boot(message.config, message.step);
     takeInterrupt(message.interrupt);

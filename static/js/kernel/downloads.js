@@ -12,7 +12,7 @@
 // Where the download worker cannot start, or fails, the same work runs in the kernel worker, as
 // it did before: nothing is lost but time. In both workers, the boot's files are read from the
 // course's offline copy first (offline-copy.js).
-import { bootMark } from "./protocol.js";
+import { bootMark } from "../shared/protocol.js";
 import { checkedSnapshot } from "./snapshot-file.js";
 import { prepareWheel, wheelsCover } from "./wheels.js";
 

@@ -11,7 +11,7 @@ import {
   restartedResult,
   SIGINT,
   TO_WORKER,
-} from "./protocol.js";
+} from "../shared/protocol.js";
 
 /**
  * How long a new worker may say nothing at all once its script has arrived (the page's resource

@@ -10,7 +10,7 @@
 //   per run: u32 first page, u32 number of pages
 //   the bytes of every run, in order (the last page may be short: the snapshot ends there)
 
-import { checkedBytes } from "./digest.js";
+import { checkedBytes } from "../shared/digest.js";
 
 const MAGIC = "PDSNAP01";
 const PAGE = 4096;
