@@ -57,6 +57,25 @@ def test_a_cell_that_took_the_interrupt_may_wind_down(tmp_path: Path) -> None:
     assert out.splitlines()[-1].startswith("1 passed, 1 failed, 0 skipped in ")
 
 
+def test_the_stop_rule_gives_up_on_a_cell_that_never_takes_or_never_ends(tmp_path: Path) -> None:
+    # The page's own stop rule (static/js/shared/stopper.js), through the Node bundle: a loop
+    # inside one C call never takes the interrupt, and a `finally` that never ends outlives the
+    # wind-down. Each step is its own Node process, terminated with the reason.
+    folder = FIXTURES / "pyodide" / "stuck"
+    done = check(str(folder), "--cache", str(tmp_path))
+    out = done.stdout
+    assert done.returncode == 1, out
+    assert (
+        f"{folder}/01-ignores-the-interrupt.md:9: cell 'c-loop': a cell ran past its 1 s time "
+        "limit and did not take the interrupt within 1.5 s"
+    ) in out
+    assert (
+        f"{folder}/02-never-winds-down.md:9: cell 'forever': a cell ran past its 1 s time "
+        "limit and took the interrupt but did not stop within 5 s more"
+    ) in out
+    assert out.splitlines()[-1].startswith("0 passed, 2 failed, 0 skipped in ")
+
+
 def test_stdout_proves_pyodide_ran_it(tmp_path: Path) -> None:
     # The passing cell prints sys.platform; --record keeps what it printed.
     lesson = tmp_path / "stdlib"

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Worker } from "node:worker_threads";
 import { interruptSlot } from "../../static/js/kernel/boot.js";
-import { SIGINT } from "../../static/js/shared/protocol.js";
+import { SIGINT } from "../../static/js/shared/stopper.js";
 
 test("a slot clears only the signal it read; one written meanwhile stays", () => {
   const shared = new Int32Array(new SharedArrayBuffer(4));

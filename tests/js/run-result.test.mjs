@@ -8,7 +8,7 @@ import path from "node:path";
 import { before, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CellRunner } from "../../static/js/kernel/boot.js";
-import { SIGINT } from "../../static/js/shared/protocol.js";
+import { SIGINT } from "../../static/js/shared/stopper.js";
 
 const require = createRequire(import.meta.url);
 const core = path.dirname(require.resolve("pyodide/package.json")) + path.sep;

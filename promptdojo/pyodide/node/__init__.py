@@ -3,8 +3,10 @@
 Two Node scripts ship next to this module, in the wheel as in a checkout:
 
 * ``run.mjs`` runs a Python script and exits with its value (:func:`run_python`);
-* ``check.mjs`` runs a Python script in a worker thread and enforces time limits the browser's
-  way: SIGINT into the interrupt buffer, then, after a grace period, terminating the worker.
+* ``check.mjs`` runs a Python script in a worker thread and enforces time limits by the page's
+  own stop rule (``static/js/shared/stopper.js``, which ``boot.js`` re-exports): SIGINT into the
+  interrupt buffer, then, after a grace period (and a wind-down for a cell that took it),
+  terminating the worker.
 
 Both load the browser worker's ``boot.js`` from the path the job names (:func:`boot_module`), as
 the front-end build bundles it for Node. Packages (numpy) come only from the package

@@ -1,16 +1,20 @@
 // Run a Python script that reports cell outcomes in real Pyodide under Node: `node check.mjs JOB OUT`.
 //
 // Pyodide runs in a worker thread, booted by boot.js (the browser worker's own bootstrap). The
-// main thread enforces each cell's time limit the way the browser does: it writes SIGINT into the
-// interrupt buffer; if Python has not taken it (cleared the buffer) a grace period later, or took
-// it but the cell is still running a wind-down period after that, it terminates the worker. The script is Python (promptdojo.checking.backends.pyodide_step): it judges with the
-// same rules as the CPython check, and talks to this file through the pd* globals below.
+// main thread enforces each cell's time limit by the page's own stop rule (static/js/shared/
+// stopper.js, which boot.js re-exports): SIGINT into the interrupt buffer; if Python has not taken
+// it a grace period later, or took it but the cell is still running a wind-down period after
+// that, it terminates the worker. The script is Python (promptdojo.checking.backends.pyodide_step):
+// it judges with the same rules as the CPython check, and talks to this file through the pd*
+// globals below.
 //
 // JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, windDownMs, ...}
 // (promptdojo.pyodide.limits.STOP_GRACE_SECONDS and STOP_WIND_DOWN_SECONDS, in milliseconds)
 // OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null,
 //            boot: the ready phase's detail ({restored, snapshotFailed, ...})}
 import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { bootInNode } from "./boot_node.mjs";
 
@@ -44,17 +48,24 @@ async function workerMain() {
   parentPort.postMessage({ type: "done" });
 }
 
+/** What the check says of a cell the stop rule gave up on (`GAVE_UP`, stopper.js). */
+function gaveUpWhy(why, job) {
+  if (why === "not-taken") return `did not take the interrupt within ${job.graceMs / 1000} s`;
+  return `took the interrupt but did not stop within ${job.windDownMs / 1000} s more`;
+}
+
 async function main() {
   const [jobPath, outPath] = process.argv.slice(2);
   const job = JSON.parse(await readFile(jobPath, "utf8"));
+  const { escalateStop } = await import(pathToFileURL(path.resolve(job.boot)).href);
   const shared = new SharedArrayBuffer(8);
   const flags = new Int32Array(shared);
   const result = { outcomes: [], missing: {}, crashed: null, boot: null };
   let timer = null;
-  let killer = null;
+  let stopping = null;
   const clear = () => {
     clearTimeout(timer);
-    clearTimeout(killer);
+    stopping?.();
   };
   // Once only: "done" is followed by the worker's "exit", and a second write would truncate the
   // file the first one is finishing just as the process exits (an empty OUT).
@@ -72,20 +83,17 @@ async function main() {
     if (message.type === "start") {
       clear();
       timer = setTimeout(() => {
-        Atomics.store(flags, 1, 1);
-        Atomics.store(flags, 0, 2); // SIGINT: Python raises KeyboardInterrupt in the cell
-        const limit = `a cell ran past its ${message.seconds} s time limit`;
-        const kill = async (why) => {
-          result.crashed = `${limit} and ${why}`;
-          await worker.terminate();
-          await finish();
-        };
-        killer = setTimeout(() => {
-          const taken = Atomics.load(flags, 0) === 0;
-          const windDown = `took the interrupt but did not stop within ${job.windDownMs / 1000} s more`;
-          killer = taken ? setTimeout(() => kill(windDown), job.windDownMs) : null;
-          if (!taken) kill(`did not take the interrupt within ${job.graceMs / 1000} s`);
-        }, job.graceMs);
+        Atomics.store(flags, 1, 1); // expired: the judge reads it (pdExpired)
+        stopping = escalateStop({
+          buffer: flags.subarray(0, 1),
+          graceMs: job.graceMs,
+          windDownMs: job.windDownMs,
+          giveUp: async (why) => {
+            result.crashed = `a cell ran past its ${message.seconds} s time limit and ${gaveUpWhy(why, job)}`;
+            await worker.terminate();
+            await finish();
+          },
+        });
       }, message.seconds * 1000);
     } else if (message.type === "boot") {
       result.boot = message.detail;
@@ -116,8 +124,7 @@ if (isMainThread) {
     process.exit(2);
   });
 } else {
-  workerMain().catch((error) => {
-    parentPort.postMessage({ type: "outcome-error", message: String(error) });
-    throw error;
-  });
+  // A failure here is an unhandled rejection, which ends the thread with an "error" event: the
+  // main thread reports it as the worker's crash.
+  workerMain();
 }

@@ -47,6 +47,8 @@ import promptdojo.kernel
 `;
 
 export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
+// The stop rule, for the Node check (check.mjs), which gets the worker's code through this module.
+export { escalateStop, GAVE_UP } from "../shared/stopper.js";
 
 /**
  * What a snapshot has imported: the kernel; `importlib.metadata`, which installing a package

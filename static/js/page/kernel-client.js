@@ -1,15 +1,15 @@
 // The page's client of the kernel worker: starts the worker, queues runs, routes output to
-// callers, and stops runaway cells: first with an interrupt (Python raises KeyboardInterrupt),
-// then, if Python has not taken the interrupt `config.stopGraceMs` later (or took it but the cell
-// has not ended `config.stopWindDownMs` after that), by replacing the worker with a fresh one.
-// The rule is promptdojo.pyodide.limits'. The messages are defined in protocol.js.
+// callers, and stops runaway cells by the one stop rule (shared/stopper.js): first with an
+// interrupt (Python raises KeyboardInterrupt), then, if Python has not taken the interrupt
+// `config.stopGraceMs` later (or took it but the cell has not ended `config.stopWindDownMs` after
+// that), by replacing the worker with a fresh one. The messages are defined in protocol.js.
+import { escalateStop, GAVE_UP } from "../shared/stopper.js";
 import { interruptBuffer } from "./features.js";
 import {
   bootMessage,
   FROM_WORKER,
   notStartedResult,
   restartedResult,
-  SIGINT,
   TO_WORKER,
 } from "../shared/protocol.js";
 
@@ -238,7 +238,7 @@ export class KernelClient {
     const run = this.runs.get(id);
     if (!run) return;
     clearTimeout(run.limitTimer);
-    clearTimeout(run.graceTimer);
+    run.stopping?.();
     this.runs.delete(id);
     if (this.current === id) this.current = null;
     // A Stop that arrived as this run ended must not hit the next one.
@@ -269,12 +269,12 @@ export class KernelClient {
   }
 
   /**
-   * Stop the running cell (or, while Python boots, the last queued one): interrupt first, and
-   * replace the worker if the cell has not ended `config.stopGraceMs` later.
+   * Stop the running cell (or, while Python boots, the last queued one) by the one stop rule
+   * (shared/stopper.js): interrupt first, and replace the worker if the cell has not ended in time.
    */
   stop(why = "you pressed Stop", id = this.current ?? this.lastLearnerRun()) {
     const run = this.runs.get(id);
-    if (!run || run.graceTimer) return;
+    if (!run || run.stopping) return;
     run.why = why;
     performance.mark("pd:stop");
     if (this.current != null && this.current !== id) {
@@ -282,31 +282,22 @@ export class KernelClient {
       this.worker.postMessage({ type: TO_WORKER.CANCEL, id });
       return;
     }
-    // Set the interrupt even if the worker has not reported the run as started: it may be
-    // starting right now. A queued run is also cancelled outright.
+    // Interrupt even if the worker has not reported the run as started: it may be starting
+    // right now. A queued run is also cancelled outright.
     if (this.current !== id) this.worker.postMessage({ type: TO_WORKER.CANCEL, id });
-    if (this.interrupt) Atomics.store(this.interrupt, 0, SIGINT);
-    const grace = this.interrupt ? this.config.stopGraceMs : 0;
-    run.graceTimer = setTimeout(() => this.graceOver(id), grace);
+    run.stopping = escalateStop({
+      buffer: this.interrupt,
+      graceMs: this.config.stopGraceMs,
+      windDownMs: this.config.stopWindDownMs,
+      giveUp: (gaveUp) => this.gaveUp(id, gaveUp),
+    });
   }
 
-  /**
-   * Run `id` has not ended within the grace period after its interrupt. Python clears the
-   * interrupt buffer when it takes the interrupt: if it did, the cell is winding down (its
-   * `finally` blocks, its traceback, a result already on its way on a busy machine) and gets
-   * `stopWindDownMs` more; if it did not, Python is stuck outside its interpreter loop and the
-   * worker is replaced.
-   */
-  graceOver(id) {
+  /** The stop rule gave up on run `id` (`GAVE_UP`): replace the worker, saying why. */
+  gaveUp(id, why) {
     const run = this.runs.get(id);
     if (!run) return;
-    const taken = this.interrupt != null && Atomics.load(this.interrupt, 0) === 0;
-    if (taken && !run.windingDown) {
-      run.windingDown = true;
-      run.graceTimer = setTimeout(() => this.graceOver(id), this.config.stopWindDownMs);
-      return;
-    }
-    if (!this.interrupt) {
+    if (why === GAVE_UP.NO_INTERRUPT) {
       // No shared memory (features.js): no interrupt was sent.
       this.restart(`${run.why}, and this page cannot interrupt Python`);
       return;

@@ -25,7 +25,7 @@
 //   {type: "crashed", id, message}      the runtime itself failed; the page replaces the worker
 //
 // Stopping a cell is not a message: the page writes SIGINT into the interrupt buffer, and if the
-// cell has not ended `stopGraceMs` (kernel config) later, it terminates the worker.
+// cell has not ended in time it replaces the worker (the stop rule, stopper.js).
 
 export const TO_WORKER = Object.freeze({ RUN: "run", CANCEL: "cancel" });
 
@@ -69,9 +69,6 @@ export const FROM_WORKER = Object.freeze({
   RESULT: "result",
   CRASHED: "crashed",
 });
-
-/** The value written into the interrupt buffer: Python raises KeyboardInterrupt. */
-export const SIGINT = 2;
 
 /** The result of a run stopped before or outside its own code. */
 export function interruptedResult() {
