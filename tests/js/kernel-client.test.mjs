@@ -162,3 +162,35 @@ test("a second Stop while the cell winds down sends no second interrupt into its
   mock.timers.tick(CONFIG.stopGraceMs * 4);
   assert.equal(FakeWorker.made.length, 2);
 });
+
+test("ready is this worker's: false while a replacement boots, and onReady hears each ready", () => {
+  const kernel = new KernelClient(CONFIG);
+  let heard = 0;
+  kernel.onReady(() => heard++);
+  assert.equal(kernel.ready, false);
+  const first = FakeWorker.made[0];
+  first.say({ type: FROM_WORKER.PHASE, phase: "ready", detail: {} });
+  first.say({ type: FROM_WORKER.DOWNLOADS, entries: [["late.whl", 10]] }); // a "progress" phase
+  assert.equal(kernel.ready, true, "a late progress report does not unready it");
+  kernel.restart("you restarted it");
+  assert.equal(kernel.ready, false);
+  FakeWorker.made[1].say({ type: FROM_WORKER.PHASE, phase: "ready", detail: {} });
+  assert.equal(kernel.ready, true);
+  assert.equal(heard, 2);
+  let late = 0;
+  kernel.onReady(() => late++);
+  assert.equal(late, 1, "a listener that comes after the ready hears it too");
+});
+
+test("stopCell stops the learner's run of that cell, never a setup run of the same name", () => {
+  const { kernel, worker } = readyClient();
+  kernel.run("setup()", { cellId: "a", internal: true });
+  kernel.run("a()", { cellId: "a" });
+  worker.say({ type: FROM_WORKER.STARTED, id: 1 });
+  assert.equal(kernel.canInterrupt, true);
+  assert.equal(kernel.hasLearnerRun(), true);
+  assert.equal(kernel.stopCell("b", "a control changed"), false);
+  assert.equal(kernel.stopCell("a", "a control changed"), true);
+  assert.deepEqual(worker.messages.at(-1), { type: TO_WORKER.CANCEL, id: 2 });
+  assert.equal(Atomics.load(kernel.interrupt, 0), 0, "the setup run goes on");
+});

@@ -5,25 +5,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { nameErrorHint, runEarlierFirst, undefinedName } from "../../static/js/page/order.js";
 import { KernelSession } from "../../static/js/page/session.js";
+import { FakeKernel as BaseKernel } from "./fake_kernel.mjs";
 
-class FakeKernel {
-  constructor() {
-    this.runs = [];
-    this.listeners = [];
-  }
-
-  addRestartListener(listener) {
-    this.listeners.push(listener);
-  }
-
-  restart(reason) {
-    for (const listener of this.listeners) listener(reason);
-  }
-
-  run(code, { cellId, internal = false }) {
-    this.runs.push({ cellId, internal });
-    if (code === "stopped") return Promise.resolve({ ok: false, stopped: "you pressed Stop" });
-    return Promise.resolve({ ok: !code.startsWith("raise"), error_type: "X", value: {} });
+/** A kernel whose `stopped` cells end as stopped, and whose failures are an `X`. */
+class FakeKernel extends BaseKernel {
+  answer(code) {
+    if (code === "stopped") return { ok: false, stopped: "you pressed Stop" };
+    return { ok: !code.startsWith("raise"), error_type: "X", value: {} };
   }
 }
 

@@ -3,45 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { KernelSession } from "../../static/js/page/session.js";
-
-/** A kernel client that records runs; `hold` keeps runs pending until `release()`. */
-class FakeKernel {
-  constructor() {
-    this.runs = [];
-    this.listeners = [];
-    this.stops = 0;
-    this.pending = [];
-    this.hold = false;
-  }
-
-  addRestartListener(listener) {
-    this.listeners.push(listener);
-  }
-
-  run(code, { key, cellId, internal = false }) {
-    this.runs.push({ code, key, cellId, internal });
-    const result = { ok: !code.startsWith("raise"), value: {} };
-    if (!this.hold) return Promise.resolve(result);
-    return new Promise((resolve) => this.pending.push(() => resolve(result)));
-  }
-
-  release() {
-    this.hold = false;
-    for (const resolve of this.pending.splice(0)) resolve();
-  }
-
-  lastLearnerRun() {
-    return undefined;
-  }
-
-  stop() {
-    this.stops += 1;
-  }
-
-  restart(reason) {
-    for (const listener of this.listeners) listener(reason);
-  }
-}
+import { FakeKernel } from "./fake_kernel.mjs";
 
 const SETUP = [{ id: "setup", code: "s = 1" }];
 
@@ -104,14 +66,15 @@ test("Stop while the setup runs stops the cell before it starts", async () => {
   const run = step.runCell("a", "a = 1", {});
   await Promise.resolve();
   session.requestStop();
-  assert.equal(kernel.stops, 0);
+  assert.deepEqual(kernel.stopped, [], "nothing in the kernel to stop yet");
   kernel.release();
   assert.deepEqual(await run, { ok: false, stopped: "you pressed Stop", notStarted: true });
   assert.deepEqual(
     kernel.runs.map((r) => r.cellId),
     ["setup"],
   );
-  assert.equal(session.stopBeforeStart, false);
+  assert.equal((await step.runCell("a", "a = 1", {})).ok, true, "the Stop was that run's only");
+  assert.equal(session.stopCount(), 1);
 });
 
 test("Stop with nothing waiting is not remembered for the next run", async () => {
@@ -150,21 +113,46 @@ test("a failed setup is shown, with its cause, in every cell the learner runs", 
   assert.equal((await clean.runCell("c", "c = 1", {})).setupFailures, undefined);
 });
 
-test("a control change interrupts that cell's run only, and never without an interrupt buffer", () => {
-  const stops = [];
-  const kernel = {
-    addRestartListener() {},
-    interrupt: new Int32Array(1),
-    runs: new Map([
-      [1, { cellId: "a", internal: false }],
-      [2, { cellId: "b", internal: false }],
-    ]),
-    stop: (why, id) => stops.push([why, id]),
-  };
+test("a control change interrupts that cell's run only, and never without an interrupt", () => {
+  const kernel = new FakeKernel();
+  kernel.learnerRuns = new Set(["a", "b"]);
   const session = new KernelSession(kernel);
   assert.equal(session.interruptCell("b", "a control changed"), true);
-  assert.deepEqual(stops, [["a control changed", 2]]);
-  kernel.interrupt = null; // stopping would replace the worker: let the run finish instead
+  assert.deepEqual(kernel.stopped, [["a control changed", "b"]]);
+  kernel.canInterrupt = false; // stopping would replace the worker: let the run finish instead
   assert.equal(session.interruptCell("a", "a control changed"), false);
-  assert.equal(stops.length, 1);
+  assert.equal(kernel.stopped.length, 1);
+});
+
+test("a control change on a cell waiting for its setup stops that cell's run, not another's", async () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const step = session.enter("l/1", SETUP);
+  kernel.hold = true;
+  const a = step.runCell("a", "a = 1", {});
+  const b = step.runCell("b", "b = 1", {});
+  await Promise.resolve();
+  assert.equal(session.interruptCell("a", "a control changed"), true);
+  kernel.release();
+  assert.deepEqual(await a, { ok: false, stopped: "a control changed", notStarted: true });
+  assert.equal((await b).ok, true);
+  assert.deepEqual(
+    kernel.runs.map((r) => r.cellId),
+    ["setup", "b"],
+  );
+});
+
+test("runs are taken once Python has been ready, also while a replaced worker boots", () => {
+  const kernel = new FakeKernel();
+  const session = new KernelSession(kernel);
+  const heard = [];
+  session.onReady(() => heard.push(session.runnable));
+  assert.equal(session.runnable, false);
+  kernel.becomeReady();
+  assert.equal(session.runnable, true);
+  kernel.restart("Python crashed: boom");
+  assert.equal(kernel.ready, false);
+  assert.equal(session.runnable, true, "the new worker queues the run");
+  kernel.becomeReady();
+  assert.deepEqual(heard, [true, true]);
 });

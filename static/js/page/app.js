@@ -75,7 +75,6 @@ function wireNavigation(go, session) {
 async function main() {
   const kernel = await kernelClient();
   const session = new KernelSession(kernel);
-  let ready = false;
   let mounted = null;
   let current = null; // the step's side of the session
   // The step's neighbours are fetched once Python is ready: during the boot, they would take a
@@ -83,8 +82,8 @@ async function main() {
   const prefetchNeighbours = () => {
     for (const link of document.querySelectorAll(".step-nav a")) prefetch(link.href);
   };
-  showKernelStatus(kernel, session, document.querySelector(".kernel-status"), () => {
-    ready = true;
+  showKernelStatus(kernel, document.querySelector(".kernel-status"), () => session.restart());
+  session.onReady(() => {
     mounted?.setReady();
     current?.ensureSetup(); // the step's hidden set-up runs now, not on the learner's first click
     prefetchNeighbours();
@@ -99,18 +98,17 @@ async function main() {
       session,
       config: kernel.config,
       data,
-      isReady: () => ready,
       onSolved: (cellId) => renderProgress(markSolved(data.lesson, data.step, cellId)),
     });
-    if (ready) {
+    if (session.runnable) {
       mounted.setReady();
       current.ensureSetup();
     }
-    if (navigated && ready) performance.mark("pd:step-runnable");
+    if (navigated && session.runnable) performance.mark("pd:step-runnable");
     const progress = markVisited(data.lesson, data.step);
     renderProgress(progress);
     markSolvedBefore(root, progress.solved[data.step] ?? []);
-    if (ready) prefetchNeighbours();
+    if (session.runnable) prefetchNeighbours();
   };
 
   const go = async (url, options = {}) => {

@@ -44,9 +44,12 @@ export class KernelClient {
    * @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server
    *   (`promptdojo.web.pages`): URLs, packages, and the shared limits `timeLimit` (seconds) and
    *   `stopGraceMs` and `stopWindDownMs`.
+   * @param {{isolationNote?: string | null}} [options]  `isolationNote`: why Stop must restart
+   *   Python on this page (no shared memory: features.js), said on the ready line; else null.
    */
-  constructor(config) {
+  constructor(config, { isolationNote = null } = {}) {
     this.config = config;
+    this.isolationNote = isolationNote;
     this.phases = [];
     this.listeners = [];
     this.restartListeners = [];
@@ -266,6 +269,43 @@ export class KernelClient {
   /** True while a cell is running or queued. */
   get busy() {
     return this.runs.size > 0;
+  }
+
+  /** True while this worker's Python is ready: its last boot phase said so. */
+  get ready() {
+    const said = this.phases.map(([phase]) => phase).filter((phase) => phase !== "progress");
+    return said.at(-1) === "ready";
+  }
+
+  /** Call `listener()` each time Python is ready: now, if it is, and after every restart. */
+  onReady(listener) {
+    this.addPhaseListener((phase) => {
+      if (phase === "ready") listener();
+    });
+  }
+
+  /** Whether a Stop can interrupt Python here; without shared memory it replaces the worker. */
+  get canInterrupt() {
+    return this.interrupt != null;
+  }
+
+  /** Whether a run the learner asked for (not a setup cell or a replay) is running or queued. */
+  hasLearnerRun() {
+    return this.lastLearnerRun() !== undefined;
+  }
+
+  /**
+   * Stop the learner's run of cell `cellId`, running or queued (`stop`); returns false when it
+   * has none.
+   */
+  stopCell(cellId, why) {
+    for (const [id, run] of this.runs) {
+      if (run.cellId === cellId && !run.internal) {
+        this.stop(why, id);
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -20,22 +20,51 @@ class StepState {
 }
 
 export class KernelSession {
-  /** @param {import("./kernel-client.js").KernelClient} kernel */
+  /**
+   * @param {import("./kernel-client.js").KernelClient} kernel  Used through its front door only:
+   *   `run`, `stop`, `stopCell`, `hasLearnerRun`, `canInterrupt`, `ready`/`onReady`, `restart`
+   *   and `addRestartListener`.
+   */
   constructor(kernel) {
     this.kernel = kernel;
     this.states = new Map();
     this.currentKey = null;
     /** The current step's hidden setup cells, `[{id, code}]`. */
     this.currentSetup = [];
-    /** Said in a cell's status when its run ended because the worker was replaced. */
-    this.restartNote = "";
+    this.note = "";
     this.freshRestart = false;
-    this.stopBeforeStart = false;
-    /** Runs waiting for their step's setup: a Stop now is remembered, not sent. */
-    this.waitingForSetup = 0;
-    /** How many times the learner asked to stop: a Run or Check waiting its turn is dropped. */
-    this.stops = 0;
+    /** The learner's runs waiting for their step's setup, `{cellId, why}`: a Stop marks them. */
+    this.waiters = new Set();
+    this.stopsAsked = 0;
+    this.wasReady = false;
+    kernel.onReady(() => {
+      this.wasReady = true;
+    });
     kernel.addRestartListener((reason) => this.replay(reason));
+  }
+
+  /**
+   * True once Python has been ready on this page. From then on a run is taken at any time: while
+   * a replaced worker boots, it waits in that worker's queue (the kernel's own `ready` says
+   * whether this worker is).
+   */
+  get runnable() {
+    return this.wasReady;
+  }
+
+  /** Call `listener()` each time Python is ready (now, if it is). */
+  onReady(listener) {
+    this.kernel.onReady(listener);
+  }
+
+  /** Said in a cell's status when its run ended because the worker was replaced. */
+  get restartNote() {
+    return this.note;
+  }
+
+  /** How many times the learner asked to stop: a Run or Check waiting its turn since is dropped. */
+  stopCount() {
+    return this.stopsAsked;
   }
 
   stateOf(key) {
@@ -50,29 +79,37 @@ export class KernelSession {
     return new StepSession(this, key, setup);
   }
 
-  /** Stop the learner's running cell; one still waiting for its setup stops when that ends. */
-  requestStop(why = "you pressed Stop") {
-    this.stops += 1;
-    if (this.kernel.lastLearnerRun() !== undefined) this.kernel.stop(why);
-    else if (this.waitingForSetup > 0) {
-      this.stopBeforeStart = true;
-      this.stopWhy = why;
+  /**
+   * Wait for `setup` before the learner's run of `cellId`. Resolves with why a Stop asked for
+   * meanwhile stopped that run before it started, or null.
+   */
+  async waitForSetup(setup, cellId) {
+    const waiter = { cellId, why: null };
+    this.waiters.add(waiter);
+    try {
+      await setup;
+    } finally {
+      this.waiters.delete(waiter);
     }
+    return waiter.why;
+  }
+
+  /** Stop the learner's running cell; those still waiting for their setup stop when it ends. */
+  requestStop(why = "you pressed Stop") {
+    this.stopsAsked += 1;
+    if (this.kernel.hasLearnerRun()) this.kernel.stop(why);
+    else for (const waiter of this.waiters) waiter.why ??= why;
   }
 
   /**
-   * Interrupt the learner's run of cell `cellId` (running or queued), if Python can take an
-   * interrupt; without one (no cross-origin isolation) stopping means replacing the worker, so
-   * the run is left to finish. Returns true when a stop was asked for.
+   * Interrupt the learner's run of cell `cellId` (running, queued, or waiting for its setup), if
+   * Python can take an interrupt; without one (no shared memory) stopping means replacing the
+   * worker, so the run is left to finish. Returns true when a stop was asked for.
    */
   interruptCell(cellId, why) {
-    if (!this.kernel.interrupt) return false;
-    const runs = [...this.kernel.runs];
-    const id = runs.find(([, run]) => run.cellId === cellId && !run.internal)?.[0];
-    if (id !== undefined) this.kernel.stop(why, id);
-    else if (this.waitingForSetup > 0) {
-      this.stopBeforeStart = true;
-      this.stopWhy = why;
+    if (!this.kernel.canInterrupt) return false;
+    if (!this.kernel.stopCell(cellId, why)) {
+      for (const waiter of this.waiters) if (waiter.cellId === cellId) waiter.why ??= why;
     }
     return true;
   }
@@ -91,7 +128,7 @@ export class KernelSession {
     if (this.freshRestart) {
       this.freshRestart = false;
       this.states.clear();
-      this.restartNote = "Python was restarted: every step starts fresh.";
+      this.note = "Python was restarted: every step starts fresh.";
       return;
     }
     for (const key of [...this.states.keys()]) {
@@ -102,7 +139,7 @@ export class KernelSession {
     const state = this.stateOf(key);
     const cells = [...this.currentSetup, ...state.succeeded];
     state.ran = new Set(state.succeeded.map((cell) => cell.id));
-    this.restartNote = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
+    this.note = `Python was restarted (${reason}); replayed ${state.succeeded.length} earlier cell(s).`;
     state.setupDone = (async () => {
       for (const cell of cells) {
         await this.kernel.run(cell.code, {
@@ -159,17 +196,8 @@ class StepSession {
    */
   async runCell(cellId, code, { onStream, timeLimit, controls }) {
     const { session } = this;
-    session.stopBeforeStart = false;
-    session.waitingForSetup += 1;
-    try {
-      await this.ensureSetup();
-    } finally {
-      session.waitingForSetup -= 1;
-    }
-    if (session.stopBeforeStart) {
-      session.stopBeforeStart = false;
-      return { ok: false, stopped: session.stopWhy, notStarted: true };
-    }
+    const stopped = await session.waitForSetup(this.ensureSetup(), cellId);
+    if (stopped) return { ok: false, stopped, notStarted: true };
     const run = { key: this.key, cellId, onStream, timeLimit, controls };
     const result = await session.kernel.run(code, run);
     const state = session.stateOf(this.key);

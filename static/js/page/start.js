@@ -13,9 +13,9 @@ if (config) {
   // inline script has registered it and reloads the page once it is in control.
   const isolation = await pageIsolation();
   if (!isolation.reloading) {
-    const kernel = new KernelClient(JSON.parse(config));
-    /** Why Stop must restart Python here (no shared memory: features.js), or null. */
-    kernel.isolationNote = isolation.why ?? noSharedMemory();
+    // Why Stop must restart Python here (no shared memory: features.js), or null.
+    const isolationNote = isolation.why ?? noSharedMemory();
+    const kernel = new KernelClient(JSON.parse(config), { isolationNote });
     // Marked when each phase reached the page, also those the early worker said before now.
     kernel.addPhaseListener((phase, detail, at) => {
       const mark = (name) => performance.mark(name, { startTime: at });

@@ -60,10 +60,10 @@ export function waitingText(phase, downloaded, seconds) {
 }
 
 /**
- * Show the kernel's boot phases in `status`, call `onReady()` each time Python is ready, and
- * wire the Restart button to `session.restart()`.
+ * Show the kernel's boot phases in `status` (a view: it changes nothing but the status line and
+ * the Restart button), and wire the Restart button to `restart()`.
  */
-export function showKernelStatus(kernel, session, status, onReady) {
+export function showKernelStatus(kernel, status, restart) {
   const restartButton = document.querySelector(".restart-python");
   let downloaded = 0;
   let phaseNow = "loading";
@@ -100,12 +100,11 @@ export function showKernelStatus(kernel, session, status, onReady) {
       // Said once, on the ready line: without SharedArrayBuffer, Stop cannot interrupt Python.
       status.textContent += ` (Stop restarts Python and replays the step: ${kernel.isolationNote})`;
     }
-    if (phase === "ready") onReady();
     if (restartButton) restartButton.disabled = phase !== "ready" && phase !== "error";
   });
   // "Restart Python": a fresh worker and nothing replayed, for a learner who wants a clean slate.
   restartButton?.addEventListener("click", () => {
     restartButton.disabled = true;
-    session.restart();
+    restart();
   });
 }

@@ -16,7 +16,6 @@ import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
  * @param {import("./session.js").KernelSession} ctx.session  The page's kernel session.
  * @param {object} ctx.config  The kernel config (`timeLimit`, `outputOrder`, ...).
  * @param {object} ctx.data  The step's JSON (`#step-data`): lesson, step, setup, checks, ...
- * @param {() => boolean} ctx.isReady  True once Python is ready.
  * @param {(cellId: string) => void} ctx.onSolved  An exercise's check passed.
  */
 export function mountStep(root, ctx) {
@@ -210,7 +209,7 @@ function cellRunner(section, ctx, code, controls) {
     delete section.dataset.running;
   };
   const execute = async (withCheck = false, live = false) => {
-    if (!ctx.isReady() || running) return null;
+    if (!ctx.session.runnable || running) return null;
     running = true;
     section.dataset.running = "1";
     output.replaceChildren();
@@ -225,11 +224,11 @@ function cellRunner(section, ctx, code, controls) {
       first = false;
       appendOutput(output, name, text);
     };
-    const stops = ctx.session.stops;
+    const stops = ctx.session.stopCount();
     const ranFirst = await runEarlierFirst(ctx.earlier(), step);
     const values = controls.values();
     let result =
-      ctx.session.stops === stops
+      ctx.session.stopCount() === stops
         ? await step.runCell(cellId, code(), { onStream, timeLimit, controls: values })
         : { ok: false, stopped: "you pressed Stop", notStarted: true };
     showControls(controls, result, live);
@@ -249,7 +248,9 @@ function cellRunner(section, ctx, code, controls) {
       finish(checkVerdict(result, cellStatus));
       if (result.ok) ctx.onSolved(cellId);
     } else {
-      finish(runVerdict(result, ms, section.dataset.raises ?? null, ctx.session.restartNote));
+      const verdict = runVerdict(result, ms, section.dataset.raises ?? null, ctx.session.restartNote);
+      if (verdict.expected) result = { ...result, expected: true }; // earlier-cell runs go on past it
+      finish(verdict.text);
     }
     if (withCheck && !result.ok && !result.stopped) ctx.help.checkFailed();
     return result;
@@ -287,12 +288,12 @@ function turnTaker(start, session) {
       waiting.withCheck = withCheck;
       return waiting.run;
     }
-    const turn = { withCheck, stops: session.stops };
+    const turn = { withCheck, stops: session.stopCount() };
     waiting = turn;
     turn.run = (async () => {
       while (start.inflight) await start.inflight.catch(() => null);
       waiting = null;
-      return session.stops === turn.stops ? start(turn.withCheck) : null;
+      return session.stopCount() === turn.stops ? start(turn.withCheck) : null;
     })();
     return turn.run;
   };
@@ -324,20 +325,22 @@ function checkVerdict(result, cellStatus) {
   return why ? `Not yet: ${why}` : `Not yet (${result.error_type})`;
 }
 
-/** The status line after a run; marks a run that raised what the cell expects as `expected`. */
+/**
+ * The status line after a run, as `{text, expected}`: `expected` when the run raised what the
+ * cell expects (`raises=`), a failure the lesson wants.
+ */
 function runVerdict(result, ms, expected, restartNote) {
-  if (result.ok) return `Done in ${ms} ms`;
+  if (result.ok) return { text: `Done in ${ms} ms` };
   if (result.stopped) {
     performance.mark("pd:stopped");
-    return `Stopped: ${result.stopped}`;
+    return { text: `Stopped: ${result.stopped}` };
   }
   if (result.error_type === "KernelRestarted") {
     performance.mark("pd:stopped");
-    return restartNote || "Python was restarted";
+    return { text: restartNote || "Python was restarted" };
   }
   if (expected && result.error_type === expected) {
-    result.expected = true;
-    return `Raised ${expected}, as expected`;
+    return { text: `Raised ${expected}, as expected`, expected: true };
   }
-  return `Failed (${result.error_type})`;
+  return { text: `Failed (${result.error_type})` };
 }
