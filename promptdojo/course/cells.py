@@ -165,41 +165,37 @@ def defined_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def python_cell(
-    fence: Fence,
-    path: Path,
-    report: Report,
-    index: int,
-    rules: ImportRules,
-    trees: dict[str, ast.Module] | None = None,
-) -> Cell | None:
-    """The cell ``fence`` holds, its mistakes reported. Its code is parsed once: the syntax tree
-    is kept in ``trees`` by code, for the step's other checks to read."""
-    attrs, line = fence.attrs, fence.line
-    for key in attrs:
-        if key not in CELL_KEYS:
-            report.add(path, line, f"unknown cell attribute {key!r}", did_you_mean(key, CELL_KEYS))
-    classes = attrs.get("class", "").split()
+def _kind(fence: Fence, path: Path, report: Report) -> CellKind | None:
+    """The cell's kind, from its classes; None for a fence marked as a hint (prose, reported)."""
     kinds = []
-    for name in classes:
+    for name in fence.attrs.get("class", "").split():
         if name in CELL_CLASSES:
             kinds.append(CellKind(name))
         elif name == "hint":
             report.add(
-                path, line, "a hint is prose, not python", "write it as ```markdown {.hint for=ID}"
+                path,
+                fence.line,
+                "a hint is prose, not python",
+                "write it as ```markdown {.hint for=ID}",
             )
             return None  # one problem: its prose is not also a Python syntax error
         else:
-            report.add(path, line, f"unknown cell class {name!r}", did_you_mean(name, CELL_CLASSES))
+            report.add(
+                path, fence.line, f"unknown cell class {name!r}", did_you_mean(name, CELL_CLASSES)
+            )
     if len(kinds) > 1:
         report.add(
             path,
-            line,
+            fence.line,
             f"a cell has one kind, got {', '.join(k.value for k in kinds)}",
             "keep one class",
         )
-    kind = kinds[0] if kinds else CellKind.CODE
-    cell_id = attrs.get("id") or f"cell-{index}"
+    return kinds[0] if kinds else CellKind.CODE
+
+
+def _check_links(fence: Fence, kind: CellKind, cell_id: str, path: Path, report: Report) -> None:
+    """The attributes that tie a cell to others: a valid id, and ``for=`` where it belongs."""
+    attrs, line = fence.attrs, fence.line
     if not CELL_ID.match(cell_id):
         report.add(
             path,
@@ -215,13 +211,19 @@ def python_cell(
             f"a {kind.value} cell needs for=EXERCISE_ID",
             "name the exercise it belongs to",
         )
-    if exercise and kind not in ATTACHED and "hint" not in classes:
+    if exercise and kind not in ATTACHED and "hint" not in attrs.get("class", "").split():
         report.add(
             path,
             line,
             "for= only goes on check, solution and wrong-answer cells",
             "remove it, or add .check, .solution or .wrong",
         )
+
+
+def _check_values(fence: Fence, kind: CellKind, path: Path, report: Report) -> float | None:
+    """The attributes with a value to check (``expect=``, ``time_limit=``, ``no-ci=``,
+    ``raises=``), each reported where it is wrong; returns the time limit, when it is valid."""
+    attrs, line = fence.attrs, fence.line
     expect = attrs.get("expect")
     if expect is not None and kind is not CellKind.WRONG:
         report.add(
@@ -260,8 +262,21 @@ def python_cell(
             f"raises={raises!r} is not an exception name",
             "e.g. raises=ZeroDivisionError",
         )
-    code = fence.token.content.rstrip("\n")
-    first_line = line + 1
+    return time_limit
+
+
+def _check_code(
+    code: str,
+    kind: CellKind,
+    where: tuple[Path, int, str],
+    raises: str | None,
+    report: Report,
+    rules: ImportRules,
+    trees: dict[str, ast.Module] | None,
+) -> None:
+    """The cell's code, parsed once (``where``: its file, first line and id): its syntax, its
+    imports and its literal controls reported; its syntax tree kept in ``trees`` when read."""
+    path, first_line, cell_id = where
     # The tree only when something is read from it: imports, the classes ``raises=`` may name, a
     # check's messages and a solution's answers (giveaways); else a syntax check suffices.
     wanted = kind in (CellKind.CHECK, CellKind.SOLUTION) or "import" in code or "class" in code
@@ -275,23 +290,48 @@ def python_cell(
                 f"Python syntax error in cell {cell_id!r}: {exc.msg}",
                 "fix the code, or mark the cell raises=SyntaxError",
             )
-    else:
-        for module, lineno in _module_roots(tree) if tree is not None else ():
-            problem = rules.problem(module)
-            if problem is not None:
-                report.add(path, first_line + lineno - 1, *problem)
-        if trees is not None and tree is not None:
-            trees[code] = tree
-        for lineno, problem in declared_controls(code, tree)[1]:
-            report.add(path, first_line + lineno - 1, f"cell {cell_id!r}: {problem}")
+        return
+    for module, lineno in _module_roots(tree) if tree is not None else ():
+        problem = rules.problem(module)
+        if problem is not None:
+            report.add(path, first_line + lineno - 1, *problem)
+    if trees is not None and tree is not None:
+        trees[code] = tree
+    for lineno, problem in declared_controls(code, tree)[1]:
+        report.add(path, first_line + lineno - 1, f"cell {cell_id!r}: {problem}")
+
+
+def python_cell(
+    fence: Fence,
+    path: Path,
+    report: Report,
+    index: int,
+    rules: ImportRules,
+    trees: dict[str, ast.Module] | None = None,
+) -> Cell | None:
+    """The cell ``fence`` holds, its mistakes reported. Its code is parsed once: the syntax tree
+    is kept in ``trees`` by code, for the step's other checks to read."""
+    attrs, line = fence.attrs, fence.line
+    for key in attrs:
+        if key not in CELL_KEYS:
+            report.add(path, line, f"unknown cell attribute {key!r}", did_you_mean(key, CELL_KEYS))
+    kind = _kind(fence, path, report)
+    if kind is None:
+        return None
+    cell_id = attrs.get("id") or f"cell-{index}"
+    _check_links(fence, kind, cell_id, path, report)
+    time_limit = _check_values(fence, kind, path, report)
+    code = fence.token.content.rstrip("\n")
+    raises = attrs.get("raises")
+    _check_code(code, kind, (path, line + 1, cell_id), raises, report, rules, trees)
     return Cell(
         id=cell_id,
         code=code,
-        location=Location(path, first_line),
+        location=Location(path, line + 1),
         kind=kind,
-        exercise=exercise,
+        exercise=attrs.get("for"),
         raises=raises,
         time_limit=time_limit,
-        no_ci=no_ci,
-        expect=expect if kind is CellKind.WRONG else None,
+        no_ci=attrs.get("no-ci"),
+        expect=attrs.get("expect") if kind is CellKind.WRONG else None,
     )

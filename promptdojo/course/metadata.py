@@ -5,11 +5,13 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from promptdojo.course.model import DEFAULT_TIME_LIMIT
 from promptdojo.course.problems import Report, did_you_mean, read_text
 
 LESSON_FILE = "lesson.yaml"
@@ -196,7 +198,68 @@ def load_mapping(
     return data, lines
 
 
-def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LessonMeta:
+    """What lesson.yaml says, with its defaults: a value of the wrong type or out of range was
+    reported (:func:`parse_metadata`) and is read as its default, so a lesson with mistakes in
+    its metadata still loads."""
+
+    id: str
+    title: str
+    chapter: str = ""
+    packages: tuple[str, ...] = ()
+    time_limit: float = DEFAULT_TIME_LIMIT
+    seed: int | None = None
+    memory_limit_mb: int | None = None
+    cpu_limit: float | None = None
+    file_size_limit_mb: int | None = None
+    run_earlier_cells: bool = True
+
+    @classmethod
+    def of(cls, data: dict[str, Any], folder: Path) -> LessonMeta:
+        """The metadata in ``data`` (lesson.yaml's mapping), defaulted; the id and the title
+        default to ``folder``'s name."""
+        packages = data.get("packages")
+        return cls(
+            id=_text(data, "id", folder.name, valid=SLUG.match),
+            title=_text(data, "title", folder.name),
+            chapter=_text(data, "chapter", ""),
+            packages=tuple(p for p in packages if isinstance(p, str))
+            if isinstance(packages, list)
+            else (),
+            time_limit=_number(data, "time_limit", float, DEFAULT_TIME_LIMIT),
+            seed=_number(data, "seed", int, None),
+            memory_limit_mb=_number(data, "memory_limit_mb", int, None),
+            cpu_limit=_number(data, "cpu_limit", float, None),
+            file_size_limit_mb=_number(data, "file_size_limit_mb", int, None),
+            run_earlier_cells=data.get("run_earlier_cells") is not False,
+        )
+
+
+def _text(data: dict[str, Any], key: str, default: str, valid: Any = None) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value or (valid is not None and not valid(value)):
+        return default
+    return value
+
+
+def _number(data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    if kind is int and not isinstance(value, int):
+        return default
+    return kind(value) if value > 0 or key == "seed" else default
+
+
+def parse_metadata(folder: Path, report: Report, known: set[str] | None) -> LessonMeta:
+    """What ``folder``'s lesson.yaml says, every mistake reported (``known``: the package names
+    the pinned lock has, or None not to check them)."""
+    return LessonMeta.of(_checked_metadata(folder, report, known), folder)
+
+
+def _checked_metadata(folder: Path, report: Report, known: set[str] | None) -> dict[str, Any]:
+    """lesson.yaml's mapping as written (empty when it cannot be read), each mistake reported."""
     path = folder / LESSON_FILE
     if not path.is_file():
         report.add(

@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeVar
 
 from promptdojo.course.cells import ImportRules
 from promptdojo.course.exercises import orphan_problems
-from promptdojo.course.metadata import LESSON_FILE, SLUG, parse_metadata
-from promptdojo.course.model import DEFAULT_TIME_LIMIT, Lesson, LessonError, Step
+from promptdojo.course.metadata import LESSON_FILE, SLUG, LessonMeta, parse_metadata
+from promptdojo.course.model import Lesson, LessonError, Step
 from promptdojo.course.problems import Report, is_lesson_file
 from promptdojo.course.steps import STEP_FILE, markdown, parse_step
 from promptdojo.pyodide.lock import Lock
@@ -101,10 +101,50 @@ def read_lesson(
     report = Report()
     known = set(lock.packages) if lock is not None else None
     meta = parse_metadata(folder, report, known)
-    rules = _import_rules(meta, lock)
+    steps, numbers = _read_steps(folder, _import_rules(meta, lock), report, cache)
+    if not numbers:
+        report.add(folder, None, "lesson has no steps", "add a step file like 01-intro.md")
+    for expected, number in enumerate(sorted(numbers), start=1):
+        if number != expected:
+            report.add(
+                numbers[number],
+                None,
+                f"step number {number} should be {expected}",
+                "number steps 01, 02, 03, … without gaps",
+            )
+            break
+    orphan_problems(steps, report)
+    problems = tuple(report.items)
+    steps = [
+        replace(step, problems=tuple(d for d in problems if d.location.path == step.path))
+        for step in sorted(steps, key=lambda s: s.number)
+    ]
+    return Lesson(
+        id=meta.id,
+        title=meta.title,
+        chapter=meta.chapter,
+        path=folder,
+        packages=meta.packages,
+        time_limit=meta.time_limit,
+        seed=meta.seed,
+        memory_limit_mb=meta.memory_limit_mb,
+        cpu_limit=meta.cpu_limit,
+        file_size_limit_mb=meta.file_size_limit_mb,
+        run_earlier_cells=meta.run_earlier_cells,
+        steps=tuple(steps),
+        problems=problems,
+    )
+
+
+def _read_steps(
+    folder: Path, rules: ImportRules, report: Report, cache: ParseCache | None
+) -> tuple[list[Step], dict[int, Path]]:
+    """The steps of ``folder``, in file order, and the file of each step number; a file with no
+    number, or a number taken, is reported and left out."""
     md = markdown()
     steps: list[Step] = []
     seen: dict[int, Path] = {}
+    rules_key = (frozenset(rules.declared), rules.version, rules.package_for_import is None)
     for path in step_files(folder):
         match = STEP_FILE.match(path.name)
         if match is None:
@@ -130,60 +170,20 @@ def read_lesson(
             found = Report()
             return parse_step(md, path, number, slug, found, rules), tuple(found.items)
 
-        rules_key = (frozenset(rules.declared), rules.version, rules.package_for_import is None)
         step, found = cache.remember(path, rules_key, parse) if cache is not None else parse()
         report.items += found
         if step is None:  # unreadable: keep its place, so later steps keep their numbers
             title = match["slug"].replace("-", " ").capitalize()
             step = Step(number=number, slug=match["slug"], title=title, path=path, parts=())
         steps.append(step)
-    if not seen:
-        report.add(folder, None, "lesson has no steps", "add a step file like 01-intro.md")
-    expected = 1
-    for number in sorted(seen):
-        if number != expected:
-            report.add(
-                seen[number],
-                None,
-                f"step number {number} should be {expected}",
-                "number steps 01, 02, 03, … without gaps",
-            )
-            break
-        expected += 1
-    orphan_problems(steps, report)
-    problems = tuple(report.items)
-    steps = [
-        replace(step, problems=tuple(d for d in problems if d.location.path == step.path))
-        for step in sorted(steps, key=lambda s: s.number)
-    ]
-    return Lesson(
-        id=_text(meta, "id", folder.name, valid=SLUG.match),
-        title=_text(meta, "title", folder.name),
-        chapter=_text(meta, "chapter", ""),
-        path=folder,
-        packages=tuple(str(p) for p in meta.get("packages") or () if isinstance(p, str))
-        if isinstance(meta.get("packages"), list)
-        else (),
-        time_limit=_number(meta, "time_limit", float, DEFAULT_TIME_LIMIT),
-        seed=_number(meta, "seed", int, None),
-        memory_limit_mb=_number(meta, "memory_limit_mb", int, None),
-        cpu_limit=_number(meta, "cpu_limit", float, None),
-        file_size_limit_mb=_number(meta, "file_size_limit_mb", int, None),
-        run_earlier_cells=meta.get("run_earlier_cells") is not False,
-        steps=tuple(steps),
-        problems=problems,
-    )
+    return steps, seen
 
 
-def _import_rules(meta: dict[str, Any], lock: Lock | None) -> ImportRules:
+def _import_rules(meta: LessonMeta, lock: Lock | None) -> ImportRules:
+    """What cells may import: the declared packages the lock has, and their dependencies."""
     declared: set[str] = set()
     if lock is not None:
-        packages = meta.get("packages")
-        names = (
-            [str(p) for p in packages if str(p).lower() in lock.packages]
-            if isinstance(packages, list)
-            else []
-        )
+        names = [p for p in meta.packages if p.lower() in lock.packages]
         try:
             declared = set(lock.with_dependencies(names))
         except Exception:  # an unknown package was already reported
@@ -193,22 +193,6 @@ def _import_rules(meta: dict[str, Any], lock: Lock | None) -> ImportRules:
         package_for_import=lock.package_for_import if lock is not None else None,
         version=f"Pyodide {lock.version}" if lock is not None else "the pinned Pyodide",
     )
-
-
-def _text(meta: dict[str, Any], key: str, default: str, valid: Any = None) -> str:
-    value = meta.get(key)
-    if not isinstance(value, str) or not value or (valid is not None and not valid(value)):
-        return default
-    return value
-
-
-def _number(meta: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = meta.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    if kind is int and not isinstance(value, int):
-        return default
-    return kind(value) if value > 0 or key == "seed" else default
 
 
 def step_files(folder: Path) -> list[Path]:

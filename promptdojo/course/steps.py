@@ -6,7 +6,7 @@ import ast
 import builtins
 import difflib
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,21 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from promptdojo.course.cells import ImportRules, defined_names, fence_attrs, python_cell, unclosed
+from promptdojo.course.cells import (
+    Fence,
+    ImportRules,
+    defined_names,
+    fence_attrs,
+    python_cell,
+    unclosed,
+)
 from promptdojo.course.exercises import link_exercises, wrong_id
 from promptdojo.course.giveaway import giveaways
 from promptdojo.course.links import collect_links, mark_headings
 from promptdojo.course.maths import MathError, to_mathml
 from promptdojo.course.maths import render as render_maths
 from promptdojo.course.metadata import load_mapping
-from promptdojo.course.model import Cell, CellKind, Hint, Location, Prose, Step
+from promptdojo.course.model import Cell, CellKind, Hint, Link, Location, Prose, Step
 from promptdojo.course.problems import Report, did_you_mean, read_text
 
 STEP_FILE = re.compile(r"^(?P<number>\d{2,3})-(?P<slug>[a-z0-9][a-z0-9-]*)\.md$")
@@ -189,16 +196,9 @@ def _is_exception(value: object) -> bool:
 _BUILTIN_EXCEPTIONS = frozenset(n for n in dir(builtins) if _is_exception(getattr(builtins, n)))
 
 
-def parse_step(
-    md: MarkdownIt, path: Path, number: int, slug: str, report: Report, rules: ImportRules
-) -> Step | None:
-    text = read_text(path, report)
-    if text is None:
-        return None
-    lines = text.splitlines()
-    tokens = _SOURCE.parse(_normalized(text))  # the step's one parse
-    _check_raw_html(tokens, path, report)
-    tokens = _as_text(tokens)
+def _front_matter(tokens: list[Token], path: Path, slug: str, report: Report) -> str:
+    """The step's title, from its front matter (``tokens[0]`` when it has one), each mistake
+    reported; the slug, as words, when it has none."""
     meta: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
     front_matter_failed = False
@@ -215,8 +215,6 @@ def parse_step(
                         f"unknown front matter key {key!r}",
                         did_you_mean(key, STEP_KEYS),
                     )
-        tokens = tokens[1:]
-    headings, links = mark_headings(tokens), collect_links(tokens, path)
     title = meta.get("title")
     if title and not isinstance(title, str | int | float):
         report.add(
@@ -235,89 +233,127 @@ def parse_step(
                 "start the file with front matter: ---, title: ..., ---",
             )
         title = slug.replace("-", " ").capitalize()
+    return str(title)
 
-    parts: list[Prose | Cell] = []
-    setup: list[Cell] = []
-    attached: list[Cell] = []
-    hints: list[tuple[str | None, Hint, int]] = []
-    prose: list[Token] = []
-    seen_ids: dict[str, int] = {}
-    trees: dict[str, ast.Module] = {}  # each cell's code parsed, once
 
-    def flush() -> None:
-        if prose:
-            parts.append(Prose(md.renderer.render(prose, md.options, {})))
-            prose.clear()
+@dataclass
+class _Parts:
+    """What a step's tokens become, in order: prose and visible cells (``parts``), hidden setup
+    cells, cells attached to an exercise, hints, and the links of prose and hints."""
 
-    index = 0
-    for token in tokens:
+    md: MarkdownIt
+    path: Path
+    report: Report
+    rules: ImportRules
+    links: list[Link]
+    parts: list[Prose | Cell] = field(default_factory=list)
+    setup: list[Cell] = field(default_factory=list)
+    attached: list[Cell] = field(default_factory=list)
+    hints: list[tuple[str | None, Hint, int]] = field(default_factory=list)
+    prose: list[Token] = field(default_factory=list)
+    seen_ids: dict[str, int] = field(default_factory=dict)
+    trees: dict[str, ast.Module] = field(default_factory=dict)  # each cell's code parsed, once
+    index: int = 0
+
+    def flush(self) -> None:
+        """The prose read since the last cell, rendered as one part."""
+        if self.prose:
+            self.parts.append(Prose(self.md.renderer.render(self.prose, self.md.options, {})))
+            self.prose.clear()
+
+    def read(self, token: Token, lines: list[str]) -> None:
+        """One top-level token: prose, a cell, a hint, or a fence shown as code."""
         if token.type != "fence":
-            _check_maths(token, path, report)
-            prose.append(token)
-            continue
-        fence = fence_attrs(token, path, report)
+            _check_maths(token, self.path, self.report)
+            self.prose.append(token)
+            return
+        fence = fence_attrs(token, self.path, self.report)
         if unclosed(token, lines):
-            report.add(
-                path,
+            self.report.add(
+                self.path,
                 fence.line,
                 "code fence is never closed",
                 f"add a line with {token.markup} after the code",
             )
         is_hint = "hint" in fence.attrs.get("class", "").split()
         if fence.language == "python":
-            # Wrong answers take no number: adding one never renames the cells after it.
-            wrong = "wrong" in fence.attrs.get("class", "").split()
-            index += 0 if wrong else 1
-            cell = python_cell(fence, path, report, index, rules, trees)
-            if cell is None:
-                continue
-            if wrong and "id" not in fence.attrs:
-                cell = replace(cell, id=wrong_id(cell, attached))
-            if cell.id in seen_ids:
-                report.add(
-                    path,
-                    fence.line,
-                    f"duplicate cell id {cell.id!r} (first used on line {seen_ids[cell.id]})",
-                    "give each cell its own #id",
-                )
-            seen_ids.setdefault(cell.id, fence.line)
-            if cell.kind is CellKind.SETUP:
-                setup.append(cell)
-            elif cell.visible:
-                flush()
-                parts.append(cell)
-            else:
-                attached.append(cell)
+            self.cell(fence)
         elif is_hint and fence.language in HINT_LANGUAGES:
             hint_tokens = _HINTS.parse(token.content)  # its links are checked as the prose's are
-            links += collect_links(hint_tokens, path, first_line=fence.line + 1)
-            html = md.renderer.render(hint_tokens, md.options, {})
-            hint = Hint(html, Location(path, fence.line))
-            hints.append((fence.attrs.get("for"), hint, fence.line))
+            self.links += collect_links(hint_tokens, self.path, first_line=fence.line + 1)
+            html = self.md.renderer.render(hint_tokens, self.md.options, {})
+            hint = Hint(html, Location(self.path, fence.line))
+            self.hints.append((fence.attrs.get("for"), hint, fence.line))
         elif is_hint:
-            report.add(
-                path,
+            self.report.add(
+                self.path,
                 fence.line,
                 f"a hint must be a markdown fence, not {fence.language or 'plain'}",
                 "write ```markdown {.hint for=ID}",
             )
         else:
-            prose.append(token)
-    flush()
-    cells = [*setup, *(c for c in parts if isinstance(c, Cell)), *attached]
-    _check_raises(cells, trees, path, report)
+            self.prose.append(token)
 
-    exercises, orphans = link_exercises(parts, attached, hints, path, report)
+    def cell(self, fence: Fence) -> None:
+        """A ``python`` fence: a cell, numbered unless it is a wrong answer, its id unique."""
+        # Wrong answers take no number: adding one never renames the cells after it.
+        wrong = "wrong" in fence.attrs.get("class", "").split()
+        self.index += 0 if wrong else 1
+        cell = python_cell(fence, self.path, self.report, self.index, self.rules, self.trees)
+        if cell is None:
+            return
+        if wrong and "id" not in fence.attrs:
+            cell = replace(cell, id=wrong_id(cell, self.attached))
+        if cell.id in self.seen_ids:
+            self.report.add(
+                self.path,
+                fence.line,
+                f"duplicate cell id {cell.id!r} (first used on line {self.seen_ids[cell.id]})",
+                "give each cell its own #id",
+            )
+        self.seen_ids.setdefault(cell.id, fence.line)
+        if cell.kind is CellKind.SETUP:
+            self.setup.append(cell)
+        elif cell.visible:
+            self.flush()
+            self.parts.append(cell)
+        else:
+            self.attached.append(cell)
+
+
+def parse_step(
+    md: MarkdownIt, path: Path, number: int, slug: str, report: Report, rules: ImportRules
+) -> Step | None:
+    """The step in ``path`` (its number and slug from the file name), every mistake reported;
+    None when the file cannot be read."""
+    text = read_text(path, report)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    tokens = _SOURCE.parse(_normalized(text))  # the step's one parse
+    _check_raw_html(tokens, path, report)
+    tokens = _as_text(tokens)
+    title = _front_matter(tokens, path, slug, report)
+    if tokens and tokens[0].type == "front_matter":
+        tokens = tokens[1:]
+    headings = mark_headings(tokens)
+    read = _Parts(md, path, report, rules, collect_links(tokens, path))
+    for token in tokens:
+        read.read(token, lines)
+    read.flush()
+    cells = [*read.setup, *(c for c in read.parts if isinstance(c, Cell)), *read.attached]
+    _check_raises(cells, read.trees, path, report)
+    exercises, orphans = link_exercises(read.parts, read.attached, read.hints, path, report)
     step = Step(
         number=number,
         slug=slug,
-        title=str(title),
+        title=title,
         path=path,
-        parts=tuple(parts),
-        setup=tuple(setup),
+        parts=tuple(read.parts),
+        setup=tuple(read.setup),
         exercises=exercises,
         orphans=orphans,
-        links=tuple(sorted(links, key=lambda link: link.location.line or 0)),
+        links=tuple(sorted(read.links, key=lambda link: link.location.line or 0)),
         headings=headings,
     )
-    return replace(step, warnings=tuple(giveaways(step, trees)))
+    return replace(step, warnings=tuple(giveaways(step, read.trees)))
