@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from markdown_it.token import Token
 from mdit_py_plugins.attrs.parse import ParseError, parse
@@ -273,9 +274,10 @@ def _check_code(
     report: Report,
     rules: ImportRules,
     trees: dict[str, ast.Module] | None,
-) -> None:
+) -> tuple[dict[str, Any], ...]:
     """The cell's code, parsed once (``where``: its file, first line and id): its syntax, its
-    imports and its literal controls reported; its syntax tree kept in ``trees`` when read."""
+    imports and its literal controls reported; its syntax tree kept in ``trees`` when read.
+    Returns the controls it declares with literal arguments."""
     path, first_line, cell_id = where
     # The tree only when something is read from it: imports, the classes ``raises=`` may name, a
     # check's messages and a solution's answers (giveaways); else a syntax check suffices.
@@ -290,15 +292,17 @@ def _check_code(
                 f"Python syntax error in cell {cell_id!r}: {exc.msg}",
                 "fix the code, or mark the cell raises=SyntaxError",
             )
-        return
+        return ()
     for module, lineno in _module_roots(tree) if tree is not None else ():
         problem = rules.problem(module)
         if problem is not None:
             report.add(path, first_line + lineno - 1, *problem)
     if trees is not None and tree is not None:
         trees[code] = tree
-    for lineno, problem in declared_controls(code, tree)[1]:
+    controls, problems = declared_controls(code, tree)
+    for lineno, problem in problems:
         report.add(path, first_line + lineno - 1, f"cell {cell_id!r}: {problem}")
+    return tuple(controls)
 
 
 def python_cell(
@@ -323,7 +327,7 @@ def python_cell(
     time_limit = _check_values(fence, kind, path, report)
     code = fence.token.content.rstrip("\n")
     raises = attrs.get("raises")
-    _check_code(code, kind, (path, line + 1, cell_id), raises, report, rules, trees)
+    controls = _check_code(code, kind, (path, line + 1, cell_id), raises, report, rules, trees)
     return Cell(
         id=cell_id,
         code=code,
@@ -334,4 +338,5 @@ def python_cell(
         time_limit=time_limit,
         no_ci=attrs.get("no-ci"),
         expect=attrs.get("expect") if kind is CellKind.WRONG else None,
+        controls=controls,
     )

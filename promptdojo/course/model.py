@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 #: Seconds a cell may run when neither it nor its lesson says otherwise.
 DEFAULT_TIME_LIMIT = 30.0
@@ -77,6 +78,10 @@ class Cell:
     no_ci: str | None = None
     #: For wrong answers: text the check's rejection message must contain (``expect="..."``).
     expect: str | None = None
+    #: The controls its code declares with literal arguments (``promptdojo.ui``), as the page
+    #: draws them before the cell first runs: read once, by the parser. Not compared: they
+    #: follow from the code.
+    controls: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
     @property
     def first_line(self) -> int:

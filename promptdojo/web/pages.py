@@ -18,7 +18,6 @@ from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
 from promptdojo.course import Lesson
-from promptdojo.course.controls import declared_controls
 from promptdojo.course.definitions import step_definitions
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash, stale_records
@@ -258,9 +257,7 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             "checks": {e.id: e.check.code for e in step.exercises},
             "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
             # The controls each cell declares with literal arguments: drawn before it first runs.
-            "controls": {
-                c.id: specs for c in step.cells if (specs := declared_controls(c.code)[0])
-            },
+            "controls": {c.id: list(c.controls) for c in step.cells if c.controls},
             # Running a cell runs the earlier ones not yet run first; a NameError says which
             # cell defines the name (static/js/page/order.js).
             "runEarlier": lesson.run_earlier_cells,

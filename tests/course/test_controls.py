@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
+from fastapi.testclient import TestClient
+
+from promptdojo.course import load_lesson
 from promptdojo.course.controls import declared_controls
 from promptdojo.course.validate import validate
+from promptdojo.web.app import create_app
+from promptdojo.web.settings import Settings
 from tests.conftest import ROOT
 
 KNOBS = ROOT / "tests" / "fixtures" / "lessons" / "knobs"
@@ -54,3 +61,18 @@ def test_validate_reports_a_bad_choice_and_a_repeated_name(tmp_path: Path) -> No
     messages = [str(d) for d in validate([lesson]).diagnostics]
     assert any("the default 'medium' is not one of ['small', 'large']" in m for m in messages)
     assert any("the control 'temperature' is made twice" in m for m in messages), messages
+
+
+def test_the_parser_keeps_each_cells_controls_and_the_page_draws_those(tmp_path: Path) -> None:
+    """Read once, by the parser: the step page's data holds the model's controls, so the page
+    and validation never read a cell's code two ways."""
+    lesson = load_lesson(KNOBS)
+    cells = {c.id: c for c in lesson.steps[0].cells}
+    assert [s["name"] for s in cells["temp"].controls] == ["temperature", "model", "loud"]
+    assert all(not c.controls for c in cells.values() if "promptdojo" not in c.code)
+    settings = Settings(lessons_dir=KNOBS.parent, package_cache_dir=tmp_path / "pkgs")
+    with TestClient(create_app(settings)) as client:
+        text = client.get(f"/lessons/{lesson.id}/1", headers={"accept": "text/html"}).text
+    data = json.loads(re.search(r'id="step-data">(.*?)</script>', text).group(1))
+    assert data["controls"] == {c.id: list(c.controls) for c in cells.values() if c.controls}
+    assert data["controls"], "the fixture declares controls"
