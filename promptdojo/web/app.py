@@ -47,6 +47,7 @@ from promptdojo.web.live import LiveReload
 from promptdojo.web.package_store import PackageStore
 from promptdojo.web.resources import templates_dir
 from promptdojo.web.settings import Settings
+from promptdojo.web.site import Site
 from promptdojo.web.staticfiles import ImmutableStaticFiles
 from promptdojo.web.twins import export_twins
 from promptdojo.web.urls import Urls
@@ -118,12 +119,11 @@ def _out_of_collection() -> None:
     gc.freeze()
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
-    manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
+def _templates(
+    settings: Settings, manifest: AssetManifest, urls: Urls, dev: bool
+) -> Jinja2Templates:
+    """The pages' templates, with the globals and filters every page reads."""
     templates = Jinja2Templates(directory=str(templates_dir()))
-    dev = settings.dev or settings.reload
-    urls = Urls(settings.base_url, settings.static_site)
     templates.env.globals.update(
         asset=lambda name: urls.of(manifest.url(name)),
         base=urls.base,
@@ -138,98 +138,101 @@ def create_app(settings: Settings) -> FastAPI:
         isolation_script=ISOLATION_SCRIPT,
         service_worker_url=urls.of(offline.SERVICE_WORKER_URL),
     )
-    lessons_dir = Path(settings.lessons_dir)
     # A diagnostic names files as the lessons folder was given; the page names them inside it,
     # so no path of the server's machine reaches a page.
-    templates.env.filters["in_lessons"] = functools.partial(in_folder, lessons_dir)
-    live = None
+    templates.env.filters["in_lessons"] = functools.partial(in_folder, Path(settings.lessons_dir))
+    return templates
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(live.watch()) if live is not None else None
-        yield
-        if live is not None and task is not None:
-            await live.stop()
-            await task
 
-    app = FastAPI(
-        title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
-    )
-    app.state.settings = settings
+def _course_links(site: Site) -> None:
+    """Course links in prose (``lesson:ID/N#cell``) as URLs below the base, each cell id
+    looked up in the site's catalog as it is then (promptdojo.course.links)."""
 
     def cells_of(lesson_id: str, number: int) -> set[str]:
-        lesson = app.state.catalog.lesson(lesson_id, dev)
+        lesson = site.catalog.lesson(lesson_id, site.dev)
         step = lesson.step(number) if lesson is not None else None
         return {cell.id for cell in step.cells} if step is not None else set()
 
-    # Course links in prose (lesson:ID/N#cell) as URLs below the base (promptdojo.course.links).
-    templates.env.filters["course_links"] = lambda text: rewrite_links(text, urls.step, cells_of)
-    app.state.dev = dev
-    app.state.urls = urls
-    app.state.manifest = manifest
-    app.state.templates = templates
-    # The Pyodide the browser runs: the built-in core, or an unpacked release (--pyodide-dir).
+    filters = site.templates.env.filters
+    filters["course_links"] = lambda text: rewrite_links(text, site.urls.step, cells_of)
+
+
+def build_site(settings: Settings, parsed: ParseCache | None = None) -> Site:
+    """The site for ``settings``: its assets, the Pyodide pages run (the built-in core, or an
+    unpacked release: ``--pyodide-dir``), its packages, the lessons (``parsed``: what each
+    file was parsed into, kept for reloads), the learner bundle and the memory snapshot."""
+    manifest = AssetManifest.load(Path(settings.assets_dir or build_dir()))
+    dev = settings.dev or settings.reload
+    urls = Urls(settings.base_url, settings.static_site)
     release = Release.open(Path(settings.pyodide_dir)) if settings.pyodide_dir else None
     if release is not None:
-        app.state.pyodide_url = release.url
         lock = Lock.read(release.path, version=release.version)
     else:
-        app.state.pyodide_url = manifest.pyodide_url
         lock = Lock.read(manifest.pyodide_dir)
-    app.state.packages = PackageStore(
+    upstream = settings.package_upstream
+    packages = PackageStore(
         lock=lock,
         cache_dir=settings.package_cache_dir,
-        upstream=(
-            settings.package_upstream.format(version=lock.version)
-            if settings.package_upstream
-            else None
-        ),
+        upstream=upstream.format(version=lock.version) if upstream else None,
         release_dir=release.path if release is not None else None,
     )
-    # Under --reload, what each file was parsed into is kept: a change re-reads that file only.
-    parsed = ParseCache() if settings.reload else None
-    app.state.catalog = Catalog.load(
-        lessons_dir, lock, parsed, parsed_dir=settings.parsed_cache_dir
+    catalog = Catalog.load(
+        Path(settings.lessons_dir), lock, parsed, parsed_dir=settings.parsed_cache_dir
     )
     _out_of_collection()
-    app.state.bundle = build_bundle()
     core = release.path if release is not None else manifest.pyodide_dir
-    app.state.core_dir = core
-    app.state.reference = reference.Reference()
-    app.state.snapshot = _snapshot(settings, core, app.state.bundle)
-    # The lesson's wheels with their modules' bytecode, beside the snapshot (web.compiled).
-    app.state.compiled = compiled_wheels(settings, core, app.state)
-    # The export's compressed twins, which its pages decode themselves (web.twins).
-    app.state.twins = (
-        export_twins(app.state, settings.compressed_cache_dir)
-        if settings.static_site and settings.compressed_cache_dir is not None
-        else {}
+    bundle = build_bundle()
+    site = Site(
+        settings=settings,
+        dev=dev,
+        urls=urls,
+        manifest=manifest,
+        templates=_templates(settings, manifest, urls, dev),
+        pyodide_url=release.url if release is not None else manifest.pyodide_url,
+        core_dir=core,
+        packages=packages,
+        catalog=catalog,
+        bundle=bundle,
+        reference=reference.Reference(),
+        snapshot=_snapshot(settings, core, bundle),
+        release=release,
     )
+    _course_links(site)
+    # The lesson's wheels with their modules' bytecode, beside the snapshot (web.compiled).
+    site.compiled = compiled_wheels(settings, core, site)
+    # The export's compressed twins, which its pages decode themselves (web.twins).
+    if settings.static_site and settings.compressed_cache_dir is not None:
+        site.twins = export_twins(site, settings.compressed_cache_dir)
+    return site
 
-    if parsed is not None:
 
-        def reload_catalog(changed: set[Path]) -> None:
-            """In a worker thread: re-read what changed; pages switch to the new catalog whole."""
-            parsed.forget(changed)
-            previous = app.state.catalog
-            app.state.catalog = Catalog.load(lessons_dir, lock, parsed, previous, changed)
+def _live_reload(app: FastAPI, site: Site, parsed: ParseCache) -> LiveReload:
+    """Under ``--reload``: a changed lesson file is read again (that file only), the pages
+    switch to the new catalog whole, and ``/_live`` tells open pages to reload."""
+    lessons_dir = Path(site.settings.lessons_dir)
 
-        live = LiveReload(lessons_dir, reload_catalog)
+    def reload_catalog(changed: set[Path]) -> None:
+        """In a worker thread: re-read what changed; pages switch to the new catalog whole."""
+        parsed.forget(changed)
+        previous = site.catalog
+        lock = site.packages.lock
+        site.catalog = Catalog.load(lessons_dir, lock, parsed, previous, changed)
 
-        @app.get("/_live", include_in_schema=False)
-        async def live_events(request: Request) -> StreamingResponse:
-            return StreamingResponse(
-                live.events(request),
-                media_type="text/event-stream",
-                headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-            )
+    live = LiveReload(lessons_dir, reload_catalog)
 
-    app.add_middleware(SecurityHeadersMiddleware)
-    app.include_router(pages.router)
-    app.include_router(pyodide_files.router)
-    app.include_router(offline.router)
-    app.include_router(reference.router)
-    _mount_files(app, manifest, release, settings.compressed_cache_dir)
+    @app.get("/_live", include_in_schema=False)
+    async def live_events(request: Request) -> StreamingResponse:
+        return StreamingResponse(
+            live.events(request),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
+
+    return live
+
+
+def _error_pages(app: FastAPI, templates: Jinja2Templates) -> None:
+    """How errors are answered: JSON to machines, plain text to curl, a page to browsers."""
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -271,6 +274,36 @@ def create_app(settings: Settings) -> FastAPI:
         # Sent outside the middleware above (Starlette's error handler is the outermost layer).
         headers = {"cache-control": NO_STORE, **dict(SECURITY_HEADERS_TEXT)}
         return PlainTextResponse("Internal Server Error\n", status_code=500, headers=headers)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Build the ASGI app for ``settings``; fails fast, with a fix, if assets are missing."""
+    # Under --reload, what each file was parsed into is kept: a change re-reads that file only.
+    parsed = ParseCache() if settings.reload else None
+    site = build_site(settings, parsed)
+    live: LiveReload | None = None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(live.watch()) if live is not None else None
+        yield
+        if live is not None and task is not None:
+            await live.stop()
+            await task
+
+    app = FastAPI(
+        title="promptdojo", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.site = site
+    if parsed is not None:
+        live = _live_reload(app, site, parsed)
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.include_router(pages.router)
+    app.include_router(pyodide_files.router)
+    app.include_router(offline.router)
+    app.include_router(reference.router)
+    _mount_files(app, site.manifest, site.release, settings.compressed_cache_dir)
+    _error_pages(app, site.templates)
 
     @app.api_route("/healthz", methods=READ_METHODS, include_in_schema=False)
     async def healthz() -> HTMLResponse:

@@ -11,11 +11,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_NUMPY
 from promptdojo.pyodide.bytecode import CompiledWheel, CompiledWheelError, ensure_compiled
 from promptdojo.pyodide.compressed import copies
 from promptdojo.pyodide.dist import PyodideUnavailableError
+
+if TYPE_CHECKING:
+    from promptdojo.web.settings import Settings
+    from promptdojo.web.site import Site
 
 log = logging.getLogger("promptdojo.web")
 
@@ -36,14 +41,14 @@ class ServedWheel:
         return f"{COMPILED_URL}/{self.compiled.filename}"
 
 
-def compiled_wheels(settings: object, core: Path, state: object) -> dict[str, ServedWheel]:
+def compiled_wheels(settings: Settings, core: Path, site: Site) -> dict[str, ServedWheel]:
     """The compiled wheels of the course's packages, by the file name of their wheel."""
     if settings.snapshot_cache_dir is None or settings.compressed_cache_dir is None:
         return {}
     declared = sorted(
-        {name for lesson in state.catalog.lessons.values() for name in lesson.packages}
+        {name for lesson in site.catalog.lessons.values() for name in lesson.packages}
     )
-    wheels = state.packages.on_hand_paths(declared)
+    wheels = site.packages.on_hand_paths(declared)
     if not wheels:
         return {}
     # What the page runs before "ready": the packages' imports, then the kernel's warm-up.

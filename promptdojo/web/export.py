@@ -33,6 +33,7 @@ from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.reference import REFERENCE_URL
 from promptdojo.web.search import SEARCH_URL
 from promptdojo.web.settings import Settings
+from promptdojo.web.site import site_of_app
 from promptdojo.web.static_host import headers_file
 from promptdojo.web.twins import twins_config
 from promptdojo.web.urls import normalise_base
@@ -58,7 +59,7 @@ class ExportResult:
 
 
 def _fail_on_broken(app: FastAPI) -> None:
-    catalog = app.state.catalog
+    catalog = site_of_app(app).catalog
     lines = [str(d) for diagnostics in catalog.broken.values() for d in diagnostics]
     lines += [str(d) for d in catalog.course_problems]
     if lines:
@@ -70,7 +71,7 @@ def _select(app: FastAPI, wanted: Iterable[str]) -> None:
     wanted = [Path(w).name for w in wanted]
     if not wanted:
         return
-    lessons = app.state.catalog.lessons
+    lessons = site_of_app(app).catalog.lessons
     unknown = [w for w in wanted if w not in lessons]
     if unknown:
         raise ExportError(
@@ -79,7 +80,7 @@ def _select(app: FastAPI, wanted: Iterable[str]) -> None:
     for lesson_id in list(lessons):
         if lesson_id not in wanted:
             del lessons[lesson_id]
-    folders = app.state.catalog.folders
+    folders = site_of_app(app).catalog.folders
     for lesson_id in list(folders):
         if lesson_id not in wanted:
             del folders[lesson_id]
@@ -87,9 +88,9 @@ def _select(app: FastAPI, wanted: Iterable[str]) -> None:
 
 def _wheels(app: FastAPI) -> dict[str, Path]:
     """Every wheel the lessons need (with dependencies), checked against the lock's sha256."""
-    store = app.state.packages
+    store = site_of_app(app).packages
     declared = sorted(
-        {name for lesson in app.state.catalog.lessons.values() for name in lesson.packages}
+        {name for lesson in site_of_app(app).catalog.lessons.values() for name in lesson.packages}
     )
     try:
         names = store.lock.with_dependencies(declared)
@@ -151,13 +152,13 @@ async def _get(app: FastAPI, path: str) -> tuple[int, bytes]:
 
 def _pages(app: FastAPI) -> dict[str, bytes]:
     """Every page, rendered by the app's own routes, by its path in the export."""
-    urls = app.state.urls
+    urls = site_of_app(app).urls
     wanted = {
         "index.html": ("/", 200),
         "404.html": ("/404.html", 404),
         SEARCH_URL.lstrip("/"): (SEARCH_URL, 200),
     }
-    lessons = sorted(app.state.catalog.lessons.values(), key=lambda lesson: lesson.id)
+    lessons = sorted(site_of_app(app).catalog.lessons.values(), key=lambda lesson: lesson.id)
     for lesson in lessons:
         for step in lesson.steps:
             path = f"/lessons/{lesson.id}/{step.number}"
@@ -187,8 +188,8 @@ def _pages(app: FastAPI) -> dict[str, bytes]:
 
 def _files(app: FastAPI) -> dict[str, Path | bytes]:
     """Every file the pages fetch, by its path in the export (its URL below the base)."""
-    state = app.state
-    manifest = state.manifest
+    site = site_of_app(app)
+    manifest = site.manifest
     files: dict[str, Path | bytes] = {}
     for name, built in manifest.files.items():
         if name in ("live.js", "sw.js"):  # live reload is the server's; sw.js is written below
@@ -197,20 +198,20 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         source_map = manifest.root / (built + ".map")
         if source_map.is_file():
             files[manifest.url(name).lstrip("/") + ".map"] = source_map
-    core = Path(state.core_dir)
+    core = Path(site.core_dir)
     for name in (*COMMON_FILES, *LOADERS):
         if (core / name).is_file():
-            files[state.pyodide_url.lstrip("/") + name] = core / name
-    files[f"{BUNDLE_URL}/{state.bundle.filename}".lstrip("/")] = state.bundle.data
-    if state.snapshot is not None:
-        files[f"{SNAPSHOT_URL}/{state.snapshot.filename}".lstrip("/")] = state.snapshot.path
+            files[site.pyodide_url.lstrip("/") + name] = core / name
+    files[f"{BUNDLE_URL}/{site.bundle.filename}".lstrip("/")] = site.bundle.data
+    if site.snapshot is not None:
+        files[f"{SNAPSHOT_URL}/{site.snapshot.filename}".lstrip("/")] = site.snapshot.path
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
-    for served in state.compiled.values():
+    for served in site.compiled.values():
         files[served.url.lstrip("/")] = served.compiled.path
-    for twin in state.twins.values():
+    for twin in site.twins.values():
         files[twin.url.lstrip("/")] = twin.source
-    for path, data in state.reference.files().items():
+    for path, data in site.reference.files().items():
         files[f"{REFERENCE_URL}/{path}".lstrip("/")] = data
     return files
 
@@ -278,17 +279,17 @@ def export_site(
     app = create_app(settings)
     _fail_on_broken(app)
     _select(app, lessons)
-    if not app.state.catalog.lessons:
+    if not site_of_app(app).catalog.lessons:
         raise ExportError(f"no lessons in {settings.lessons_dir} to export")
     contents: dict[str, Path | bytes] = {**_files(app), **_pages(app)}
     version = _version(contents)
-    urls = app.state.urls
+    urls = site_of_app(app).urls
     pages = [urls.of(p.removesuffix("index.html")) for p in contents if p.endswith("index.html")]
     # The offline copy keeps what the pages fetch: a file's twin where it has one.
-    twinned = {path.lstrip("/") for path in app.state.twins}
+    twinned = {path.lstrip("/") for path in site_of_app(app).twins}
     files = [urls.of(p) for p in contents if not p.endswith((".html", ".map")) and p not in twinned]
-    twins = twins_config(app.state.twins, urls.of)
-    built = app.state.manifest.root / app.state.manifest.files["sw.js"]
+    twins = twins_config(site_of_app(app).twins, urls.of)
+    built = site_of_app(app).manifest.root / site_of_app(app).manifest.files["sw.js"]
     contents["sw.js"] = service_worker_script(built, course_config(version, pages, files, twins))
     contents["_headers"] = headers_file(base, contents).encode()
     contents[NOJEKYLL] = b""

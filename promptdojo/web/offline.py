@@ -23,6 +23,7 @@ from promptdojo import __version__
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.headers import READ_METHODS, SECURITY_HEADERS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
+from promptdojo.web.site import Site, site_of
 
 SERVICE_WORKER_URL = "/sw.js"
 _SOURCE_MAP = "//# sourceMappingURL="
@@ -63,37 +64,36 @@ def service_worker_script(built: Path, config: dict) -> bytes:
     return (head + ";\n" + code + "\n").encode("utf-8")
 
 
-def course_urls(state: object) -> tuple[list[str], list[str]]:
+def course_urls(site: Site) -> tuple[list[str], list[str]]:
     """The served course's pages and files, as the page names them (with the base)."""
-    urls = state.urls
-    catalog = state.catalog
+    urls = site.urls
+    catalog = site.catalog
     pages = [urls.base]
     packages: set[str] = set()
     for lesson in catalog.lessons.values():
         pages += [urls.step(lesson.id, step.number) for step in lesson.steps]
         packages.update(lesson.packages)
-    manifest = state.manifest
+    manifest = site.manifest
     files = [urls.of(manifest.url(name)) for name in manifest.files if name not in _NOT_CACHED]
     files += [
-        urls.of(state.pyodide_url) + name
+        urls.of(site.pyodide_url) + name
         for name in (*COMMON_FILES, *LOADERS)
-        if (Path(state.core_dir) / name).is_file()
+        if (Path(site.core_dir) / name).is_file()
     ]
-    files.append(urls.of(f"{BUNDLE_URL}/{state.bundle.filename}"))
-    if state.snapshot is not None:
-        files.append(urls.of(f"{SNAPSHOT_URL}/{state.snapshot.filename}"))
+    files.append(urls.of(f"{BUNDLE_URL}/{site.bundle.filename}"))
+    if site.snapshot is not None:
+        files.append(urls.of(f"{SNAPSHOT_URL}/{site.snapshot.filename}"))
     files += [
-        urls.of(f"{PACKAGES_URL}/{entry['file_name']}")
-        for entry in state.packages.on_hand(packages)
+        urls.of(f"{PACKAGES_URL}/{entry['file_name']}") for entry in site.packages.on_hand(packages)
     ]
-    files += [urls.of(served.url) for served in getattr(state, "compiled", {}).values()]
+    files += [urls.of(served.url) for served in site.compiled.values()]
     return pages, files
 
 
-def _served_version(state: object, pages: list[str], files: list[str]) -> str:
+def _served_version(site: Site, pages: list[str], files: list[str]) -> str:
     """The served course's version: its URLs and every lesson file (pages change with them)."""
     digest = hashlib.sha256(json.dumps([__version__, pages, files]).encode())
-    for lesson in sorted(state.catalog.lessons.values(), key=lambda lesson: lesson.id):
+    for lesson in sorted(site.catalog.lessons.values(), key=lambda lesson: lesson.id):
         for path in sorted(p for p in Path(lesson.path).rglob("*") if p.is_file()):
             digest.update(path.relative_to(lesson.path).as_posix().encode() + b"\0")
             digest.update(path.read_bytes())
@@ -103,11 +103,11 @@ def _served_version(state: object, pages: list[str], files: list[str]) -> str:
 @router.api_route(SERVICE_WORKER_URL, methods=READ_METHODS, include_in_schema=False)
 async def service_worker(request: Request) -> Response:
     """The service worker for the served course; made once per catalog (a reload makes anew)."""
-    state = request.app.state
-    made = getattr(state, "service_worker", None)
-    if made is None or made[0] is not state.catalog:
-        pages, files = course_urls(state)
-        config = course_config(_served_version(state, pages, files), pages, files)
-        built = state.manifest.root / state.manifest.files["sw.js"]
-        made = state.service_worker = (state.catalog, service_worker_script(built, config))
+    site = site_of(request)
+    made = site.service_worker
+    if made is None or made[0] is not site.catalog:
+        pages, files = course_urls(site)
+        config = course_config(_served_version(site, pages, files), pages, files)
+        built = site.manifest.root / site.manifest.files["sw.js"]
+        made = site.service_worker = (site.catalog, service_worker_script(built, config))
     return Response(made[1], media_type="text/javascript", headers={"cache-control": "no-cache"})

@@ -18,23 +18,14 @@ from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
 from promptdojo.course import Lesson
-from promptdojo.course.definitions import step_definitions
 from promptdojo.course.imports import lesson_imports
 from promptdojo.course.records import code_hash, stale_records
-from promptdojo.kernel import FIGURE_MIME, HTML_FRAME_HEAD, OUTPUT_CAP, SHOWN_FIRST, seed_code
-from promptdojo.pyodide.limits import (
-    BOOT_PATIENCE_SECONDS,
-    STOP_GRACE_SECONDS,
-    STOP_WIND_DOWN_SECONDS,
-)
-from promptdojo.pyodide.lock import wheel_entry
 from promptdojo.web.accept import accepts
-from promptdojo.web.compiled import compiled_entry
+from promptdojo.web.contract import kernel_config, step_data
 from promptdojo.web.course_map import course_map
 from promptdojo.web.headers import READ_METHODS
-from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.search import SEARCH_URL, search_documents
-from promptdojo.web.twins import twins_config
+from promptdojo.web.site import site_of
 
 router = APIRouter()
 
@@ -53,8 +44,8 @@ class BrokenLessonError(Exception):
 
 
 def _lesson(request: Request, lesson_id: str) -> Lesson:
-    catalog = request.app.state.catalog
-    dev = request.app.state.dev
+    site = site_of(request)
+    catalog, dev = site.catalog, site.dev
     lesson = catalog.lesson(lesson_id, dev)
     if lesson is None:
         for folder, diagnostics in catalog.broken.items():
@@ -106,7 +97,7 @@ def _cached_page(
     request: Request, key: tuple, render: Callable[[], str], media: str = "text/html"
 ) -> Response:
     """Serve the page ``key`` from the catalog's page cache, rendering it on first use."""
-    pages = request.app.state.catalog.pages
+    pages = site_of(request).catalog.pages
     page = pages.get(key)
     if page is None:
         page = pages[key] = CachedPage.of(render().encode("utf-8"))
@@ -131,14 +122,14 @@ def attribute_json(value: object) -> Markup:
 
 
 def _render(request: Request, name: str, context: dict) -> str:
-    return request.app.state.templates.get_template(name).render(context)
+    return site_of(request).templates.get_template(name).render(context)
 
 
 @router.api_route("/", methods=READ_METHODS, include_in_schema=False)
 async def index(request: Request) -> Response:
     """Every lesson with its title, chapter and number of steps."""
-    catalog = request.app.state.catalog
-    dev = request.app.state.dev
+    site = site_of(request)
+    catalog, dev = site.catalog, site.dev
 
     def render() -> str:
         parts = course_map(catalog)
@@ -157,8 +148,8 @@ async def index(request: Request) -> Response:
             "available": lessons,
             "course_problems": catalog.course_problems,
             "exercises_by_step": exercises_by_step,
-            "step_pattern": request.app.state.urls.step_pattern(),
-            "search_url": request.app.state.urls.of(SEARCH_URL),
+            "step_pattern": site.urls.step_pattern(),
+            "search_url": site.urls.of(SEARCH_URL),
             "dev": dev,
         }
         return _render(request, "index.html", context)
@@ -169,11 +160,11 @@ async def index(request: Request) -> Response:
 @router.api_route(SEARCH_URL, methods=READ_METHODS, include_in_schema=False)
 async def search(request: Request) -> Response:
     """What the course search looks through (promptdojo.web.search), in course order."""
-    catalog = request.app.state.catalog
+    catalog = site_of(request).catalog
 
     def render() -> str:
         lessons = [catalog.lessons[i] for i in catalog.order if i in catalog.lessons]
-        return search_documents(lessons, request.app.state.urls).decode("utf-8")
+        return search_documents(lessons, site_of(request).urls).decode("utf-8")
 
     return _cached_page(request, ("search",), render, "application/json")
 
@@ -182,7 +173,7 @@ async def search(request: Request) -> Response:
 async def lesson_start(request: Request, lesson_id: str) -> Response:
     """A lesson's own URL opens its first step."""
     lesson = _lesson(request, lesson_id)
-    return RedirectResponse(request.app.state.urls.step(lesson.id, 1), status_code=307)
+    return RedirectResponse(site_of(request).urls.step(lesson.id, 1), status_code=307)
 
 
 @router.api_route("/lessons/{lesson_id}/{number}", methods=READ_METHODS, include_in_schema=False)
@@ -196,79 +187,20 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             404,
             f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; there is no step “{shown}”.",
         )
-    state = request.app.state
-    url = state.urls.of  # every URL below the site's base path
+    site = site_of(request)
     # The wheels the server has on hand change as it fetches them: they are part of the page.
-    wheels = state.packages.on_hand(lesson.packages)
-
-    imports = state.catalog.imports.get(lesson.id)
+    wheels = site.packages.on_hand(lesson.packages)
+    imports = site.catalog.imports.get(lesson.id)
     if imports is None:
-        imports = state.catalog.imports[lesson.id] = lesson_imports(lesson)
+        imports = site.catalog.imports[lesson.id] = lesson_imports(lesson)
 
     def render() -> str:
-        kernel = {
-            "workerUrl": url(state.manifest.url("worker.js")),
-            # The kernel worker fetches the snapshot and the wheels through it (downloads.js).
-            "downloadWorkerUrl": url(state.manifest.url("download-worker.js")),
-            "pyodideUrl": url(state.pyodide_url),
-            "packagesUrl": url(PACKAGES_URL + "/"),
-            "bundleUrl": url(f"{BUNDLE_URL}/{state.bundle.filename}"),
-            "snapshot": (
-                {"url": url(f"{SNAPSHOT_URL}/{snap.filename}"), "sha256": snap.sha256}
-                if (snap := state.snapshot) is not None
-                else None
-            ),
-            "packages": list(lesson.packages),
-            "lesson": lesson.id,
-            # Shared with Python: set here, so the page never holds its own copy.
-            "timeLimit": lesson.time_limit,
-            "stopGraceMs": STOP_GRACE_SECONDS * 1000,
-            "stopWindDownMs": STOP_WIND_DOWN_SECONDS * 1000,
-            # Characters of output one cell shows; the check keeps no more in its records.
-            "outputCap": OUTPUT_CAP,
-            "bootPatienceMs": BOOT_PATIENCE_SECONDS * 1000,
-            # Wheels on hand for the lesson's packages, in install order: the worker unpacks
-            # them while Python starts (wheels.js).
-            "wheels": [
-                wheel_entry(entry, url=url(f"{PACKAGES_URL}/{entry['file_name']}"))
-                | compiled_entry(state.compiled.get(entry["file_name"]), url)
-                for entry in wheels
-            ],
-            # The export's compressed copies, which the workers fetch and decode (twins.js).
-            "twins": twins_config(state.twins, url),
-            "zstdUrl": url(state.manifest.url("zstd.js")),
-            # What each step's cells import: the worker imports the opened step's before
-            # "ready", the other steps' after it (the same config on every step).
-            "imports": imports,
-            "outputOrder": list(SHOWN_FIRST),
-            "figureMime": FIGURE_MIME,
-            "htmlFrameHead": HTML_FRAME_HEAD,
-        }
-        # lesson.yaml's seed: the same numbers as the check, before the step's first cell.
-        seeding = []
-        if lesson.seed is not None:
-            code = seed_code(lesson.seed, numpy="numpy" in lesson.packages)
-            seeding = [{"id": "lesson-seed", "code": code}]
-        # Hidden code the page runs but does not show: setup cells and exercise checks.
-        step_data = {
-            "lesson": lesson.id,
-            "step": step.number,
-            "setup": seeding + [{"id": c.id, "code": c.code} for c in step.setup],
-            "checks": {e.id: e.check.code for e in step.exercises},
-            "timeLimits": {c.id: lesson.time_limit_of(c) for c in step.cells},
-            # The controls each cell declares with literal arguments: drawn before it first runs.
-            "controls": {c.id: list(c.controls) for c in step.cells if c.controls},
-            # Running a cell runs the earlier ones not yet run first; a NameError says which
-            # cell defines the name (static/js/page/order.js).
-            "runEarlier": lesson.run_earlier_cells,
-            "definitions": step_definitions(lesson, step),
-        }
-        recorded = state.catalog.records.get((lesson.id, step.number), {})
+        recorded = site.catalog.records.get((lesson.id, step.number), {})
         context = {
             "lesson": lesson,
             "step": step,
-            "kernel": kernel,
-            "step_data": step_data,
+            "kernel": kernel_config(site, lesson, wheels, imports),
+            "step_data": step_data(lesson, step),
             "recorded": recorded,
             # Why a record is stale (its cell, or a cell above it, changed since): marked.
             "stale": stale_records(step, recorded),
@@ -276,8 +208,8 @@ async def step_page(request: Request, lesson_id: str, number: str) -> Response:
             # Only a lesson with mistakes (served in development) has any.
             "step_problems": step.problems,
             "lesson_problems": lesson.lesson_problems,
-            "next_lesson": state.catalog.next_lesson(lesson.id),
-            "chapter": state.catalog.chapter_of(lesson.id),
+            "next_lesson": site.catalog.next_lesson(lesson.id),
+            "chapter": site.catalog.chapter_of(lesson.id),
         }
         return _render(request, "step.html", context)
 

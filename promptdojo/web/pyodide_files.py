@@ -12,6 +12,7 @@ from promptdojo.web.accept import accepts
 from promptdojo.web.compiled import COMPILED_URL
 from promptdojo.web.headers import READ_METHODS
 from promptdojo.web.package_store import PackageUnavailableError
+from promptdojo.web.site import site_of
 from promptdojo.web.staticfiles import IMMUTABLE
 
 BUNDLE_URL = "/bundle"
@@ -25,7 +26,7 @@ router = APIRouter()
 @router.api_route(BUNDLE_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def learner_bundle(request: Request, filename: str) -> Response:
     """The zipped learner library, under its content hash."""
-    bundle = request.app.state.bundle
+    bundle = site_of(request).bundle
     if filename != bundle.filename:
         raise HTTPException(404, f"no bundle {filename!r}; the current one is {bundle.filename}")
     return Response(bundle.data, media_type="application/zip", headers={"cache-control": IMMUTABLE})
@@ -34,7 +35,7 @@ async def learner_bundle(request: Request, filename: str) -> Response:
 @router.api_route(SNAPSHOT_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def memory_snapshot(request: Request, filename: str) -> Response:
     """The memory snapshot the worker restores, under its content hash, sent precompressed."""
-    snapshot = request.app.state.snapshot
+    snapshot = site_of(request).snapshot
     if snapshot is None or filename != snapshot.filename:
         current = snapshot.filename if snapshot else "none (this server boots Python cold)"
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
@@ -55,7 +56,7 @@ async def package(request: Request, filename: str) -> Response:
     if not _WHEEL_NAME.match(filename) or filename.startswith("."):
         raise HTTPException(404, f"{filename!r} is not a package file name")
     try:
-        path = await request.app.state.packages.get(filename)
+        path = await site_of(request).packages.get(filename)
     except PackageUnavailableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
     return FileResponse(path, headers={"cache-control": IMMUTABLE})
@@ -64,7 +65,7 @@ async def package(request: Request, filename: str) -> Response:
 @router.api_route(COMPILED_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def compiled_wheel(request: Request, filename: str) -> Response:
     """A wheel with its modules' bytecode (promptdojo.web.compiled), sent precompressed."""
-    served = {w.compiled.filename: w for w in request.app.state.compiled.values()}.get(filename)
+    served = {w.compiled.filename: w for w in site_of(request).compiled.values()}.get(filename)
     if served is None:
         raise HTTPException(404, f"no compiled wheel {filename!r}; the page installs the wheel")
     accepted = request.headers.get("accept-encoding", "")

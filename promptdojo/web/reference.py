@@ -32,6 +32,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from promptdojo.web.headers import READ_METHODS
+from promptdojo.web.site import site_of
 
 #: Where the reference is served and exported, below the base URL.
 REFERENCE_URL = "/reference"
@@ -193,13 +194,13 @@ router = APIRouter()
 @router.api_route(REFERENCE_URL, methods=READ_METHODS, include_in_schema=False)
 async def reference_root(request: Request) -> RedirectResponse:
     """The index's relative links need the trailing slash."""
-    return RedirectResponse(request.app.state.urls.of(REFERENCE_URL + "/"), status_code=308)
+    return RedirectResponse(site_of(request).urls.of(REFERENCE_URL + "/"), status_code=308)
 
 
 @router.api_route(REFERENCE_URL + "/{path:path}", methods=READ_METHODS, include_in_schema=False)
 async def reference_file(request: Request, path: str) -> Response:
     """A page or picture of the reference; the first request of a server waits for the build."""
-    reference: Reference = request.app.state.reference
+    reference: Reference = site_of(request).reference
     found = await run_in_threadpool(reference.file, path)
     if found is None:
         raise HTTPException(404, f"the reference has no {path}; its index is at {REFERENCE_URL}/")

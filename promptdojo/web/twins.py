@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptdojo.pyodide.compressed import compressible, copies
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.pyodide_files import SNAPSHOT_URL
+
+if TYPE_CHECKING:
+    from promptdojo.web.site import Site
 
 #: The twin's coding by file suffix: zstd for the big binary files (smallest, decoded by the
 #: reference decoder's WebAssembly), gzip for the rest (every browser decodes it natively).
@@ -44,23 +48,23 @@ def _twin(url: str, path: Path, cache_dir: Path) -> Twin | None:
     return Twin(url=f"{url}.{'zst' if coding == 'zstd' else 'gz'}", coding=coding, source=found)
 
 
-def export_twins(state: object, cache_dir: Path) -> dict[str, Twin]:
+def export_twins(site: Site, cache_dir: Path) -> dict[str, Twin]:
     """Twins of the files an exported page fetches, by each file's URL path (below the base)."""
     files: dict[str, Path] = {}
-    core = Path(state.core_dir)
+    core = Path(site.core_dir)
     for name in (*COMMON_FILES, *LOADERS):
         if (core / name).is_file() and compressible(name):
-            files[state.pyodide_url + name] = core / name
-    manifest = state.manifest
+            files[site.pyodide_url + name] = core / name
+    manifest = site.manifest
     for name, built in manifest.files.items():
         if name not in _NOT_EXPORTED:
             files[manifest.url(name)] = manifest.root / built
     twins = {url: twin for url, path in files.items() if (twin := _twin(url, path, cache_dir))}
-    snapshot = state.snapshot
+    snapshot = site.snapshot
     if snapshot is not None and snapshot.encoded("zst").is_file():
         url = f"{SNAPSHOT_URL}/{snapshot.filename}"
         twins[url] = Twin(url=f"{url}.zst", coding="zstd", source=snapshot.encoded("zst"))
-    for served in getattr(state, "compiled", {}).values():  # compiled wheels (web.compiled)
+    for served in site.compiled.values():  # compiled wheels (web.compiled)
         if "zstd" in served.copies:
             twins[served.url] = Twin(f"{served.url}.zst", "zstd", served.copies["zstd"])
     return twins

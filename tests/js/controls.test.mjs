@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import { FakeStorage } from "./fake_dom.mjs";
 
-const { controlValuesProblem, MAX_CONTROL_VALUES } = await import("../../static/js/shared/protocol.js");
+const { controlValuesProblem } = await import("../../static/js/shared/protocol.js");
+// Limits as the kernel config gives them (Python's; tests/web/test_contract.py holds the config
+// to them): small ones here, to see each one bite.
+const LIMITS = { maxValues: 3, maxText: 5 };
 const store = await import("../../static/js/page/store.js");
 
 beforeEach(() => {
@@ -11,18 +14,18 @@ beforeEach(() => {
 });
 
 test("plain values pass; no values at all is fine", () => {
-  assert.equal(controlValuesProblem(undefined), null);
-  assert.equal(controlValuesProblem({ t: 0.5, model: "a", loud: true }), null);
+  assert.equal(controlValuesProblem(undefined, LIMITS), null);
+  assert.equal(controlValuesProblem({ t: 0.5, model: "a", loud: true }, LIMITS), null);
 });
 
 test("anything but names to booleans, finite numbers or short texts is refused", () => {
   const bads = [null, [1], "x", { t: { code: "1" } }, { t: [1] }, { t: Number.NaN }];
-  for (const bad of [...bads, { t: "x".repeat(61) }]) {
-    assert.match(String(controlValuesProblem(bad)), /control/, JSON.stringify(bad));
+  for (const bad of [...bads, { t: "x".repeat(LIMITS.maxText + 1) }]) {
+    assert.match(String(controlValuesProblem(bad, LIMITS)), /control/, JSON.stringify(bad));
   }
-  const names = [...Array(MAX_CONTROL_VALUES + 1).keys()];
+  const names = [...Array(LIMITS.maxValues + 1).keys()];
   const many = Object.fromEntries(names.map((i) => [`c${i}`, i]));
-  assert.match(controlValuesProblem(many), /at most/);
+  assert.match(controlValuesProblem(many, LIMITS), /at most/);
 });
 
 test("control values are saved per cell, and none removes the entry", () => {

@@ -66,7 +66,7 @@ def test_each_row_carries_its_steps_exercises_in_compact_json(tmp_path: Path) ->
     rows = _Rows()
     rows.feed(index)
     app = create_app(Settings(lessons_dir=lessons))
-    for lesson_id, lesson in app.state.catalog.lessons.items():
+    for lesson_id, lesson in app.state.site.catalog.lessons.items():
         expected = [[s.number, [e.id for e in s.exercises]] for s in lesson.steps]
         assert rows.steps[lesson_id] == expected
     assert any(ids for steps in rows.steps.values() for _, ids in steps)

@@ -149,7 +149,7 @@ def test_the_server_serves_the_same_service_worker(lessons: Path, tmp_path: Path
     from promptdojo.web.catalog import Catalog
 
     app = client.app
-    app.state.catalog = Catalog.load(lessons, app.state.packages.lock)
+    app.state.site.catalog = Catalog.load(lessons, app.state.site.packages.lock)
     assert client.get("/sw.js").text.split("\n", 1)[0] != response.text.split("\n", 1)[0]
 
 

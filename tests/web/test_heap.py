@@ -14,7 +14,7 @@ def test_the_parsed_lessons_are_out_of_the_collectors_sight(
     fixture_lessons: Path, tmp_path: Path
 ) -> None:
     app = create_app(Settings(lessons_dir=fixture_lessons, package_cache_dir=tmp_path / "pkgs"))
-    lessons = list(app.state.catalog.lessons.values())
+    lessons = list(app.state.site.catalog.lessons.values())
     assert lessons
     watched = {id(o) for o in gc.get_objects()}
     # Neither the lessons nor what they hold (their steps, cells, rendered prose) are walked.

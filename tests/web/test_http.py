@@ -35,13 +35,13 @@ def app(fixture_lessons: Path, tmp_path: Path):
     release = tmp_path / "release"
     release.mkdir()
     (release / TINYPKG).write_bytes(GOOD)
-    app.state.packages = PackageStore(LOCK, tmp_path / "cache", None, release_dir=release)
+    app.state.site.packages = PackageStore(LOCK, tmp_path / "cache", None, release_dir=release)
     return app
 
 
 def served_urls(app) -> list[str]:
     """One URL of each kind the server serves."""
-    state = app.state
+    state = app.state.site
     return [
         "/",
         "/lessons/hello/1",
@@ -85,7 +85,7 @@ def test_error_responses_are_never_stored(app) -> None:
         client.get("/packages/other-1.0-py3-none-any.whl"),
         client.post("/"),  # 405
     ]
-    app.state.catalog = None  # any page now fails inside the app: a 500
+    app.state.site.catalog = None  # any page now fails inside the app: a 500
     errors.append(client.get("/", headers=HTML))
     for response in errors:
         assert response.status_code >= 400

@@ -113,7 +113,7 @@ def test_a_damaged_snapshot_in_the_cache_is_made_again_at_start(
         )
     assert "the cached memory snapshot is damaged" in caplog.text
     assert f"does not match its recorded SHA-256 {recorded}" in caplog.text
-    snapshot = app.state.snapshot
+    snapshot = app.state.site.snapshot
     assert snapshot.sha256 != recorded
     assert snapshot.problem() == ""
     assert kernel_config(TestClient(app))["snapshot"]["sha256"] == snapshot.sha256

@@ -69,6 +69,7 @@ export async function downloadWheel({ url, compiled, ...wheel }) {
  * `say(message)` for what the compressed copies did (twins.js), except for the compiled wheels':
  * those are optional (`downloadWheel` falls back to the wheel), so a learner's page says nothing
  * of them, and the console alone hears it.
+ * @param {import("../shared/contract.js").KernelConfig} config
  */
 export function quietForCompiled(config, say) {
   const optional = (config.wheels ?? []).map((w) => w.compiled?.file_name).filter(Boolean);
@@ -183,6 +184,7 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
  * and `stop()`, which ends the download workers once the boot no longer needs them. `onEntries`
  * gets the download workers' resource timings (`[url, transferSize]` pairs), which the page adds
  * to the bytes it shows; `onNote` what they say of a compressed copy they could not use.
+ * @param {import("../shared/contract.js").KernelConfig} config
  */
 export function startDownloads(config, onEntries = () => {}, onNote = console.warn) {
   const names = Object.keys(JOBS).filter((name) => JOBS[name].wanted(config));

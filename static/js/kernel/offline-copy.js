@@ -19,6 +19,7 @@ import { CACHE_PREFIX } from "../shared/offline-rules.js";
 /**
  * The URLs of the kernel `config` that the offline copy may answer: a URL ending in "/" covers
  * everything under it.
+ * @param {import("../shared/contract.js").KernelConfig} config
  */
 export function unchangingFiles(config) {
   const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url];

@@ -24,6 +24,8 @@ const FLUSH_MS = 50;
  * (promptdojo.kernel.OUTPUT_CAP), from the kernel config.
  */
 let outputCap = Infinity;
+/** What one run's control values may be: Python's limits (promptdojo.kernel), from the config. */
+let controlLimits = { maxValues: 0, maxText: 0 };
 let shown = 0;
 let truncated = false;
 
@@ -120,8 +122,10 @@ function compileCoreEarly(indexURL) {
   };
 }
 
+/** @param {import("../shared/contract.js").KernelConfig} config */
 async function init(config, step) {
   outputCap = config.outputCap;
+  controlLimits = { maxValues: config.maxControlValues, maxText: config.maxControlText };
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);
@@ -214,7 +218,7 @@ self.onmessage = async (event) => {
       postInterrupted(message.id);
       return;
     }
-    const problem = controlValuesProblem(message.controls);
+    const problem = controlValuesProblem(message.controls, controlLimits);
     if (problem) {
       self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result: refusedResult(problem) });
       return;

@@ -41,8 +41,8 @@ function adoptEarlyWorker(config) {
 
 export class KernelClient {
   /**
-   * @param {object} config  The `promptdojo-kernel` meta element's object, rendered by the server
-   *   (`promptdojo.web.pages`): URLs, packages, and the shared limits `timeLimit` (seconds) and
+   * @param {import("../shared/contract.js").KernelConfig} config  The step page's kernel config (shared/
+   *   contract.js): URLs, packages, and the shared limits `timeLimit` (seconds) and
    *   `stopGraceMs` and `stopWindDownMs`.
    * @param {{isolationNote?: string | null}} [options]  `isolationNote`: why Stop must restart
    *   Python on this page (no shared memory: features.js), said on the ready line; else null.

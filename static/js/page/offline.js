@@ -4,7 +4,7 @@
 //
 // The worker lives at the site's base path, beside the assets folder this module is built into.
 import { noSharedMemory } from "./features.js";
-import { offlineText } from "../shared/offline-rules.js";
+import { offlineText, SW_MESSAGES } from "../shared/offline-rules.js";
 
 const WORKER_URL = new URL("../sw.js", import.meta.url);
 const SCOPE = new URL("../", import.meta.url).pathname;
@@ -78,7 +78,7 @@ export async function keepOffline() {
   // skipWaiting again, which activates it at once if the old one is idle), also each time the
   // old one has answered.
   const newer = () => course?.installing ?? course?.waiting ?? null;
-  const nudge = () => course?.waiting?.postMessage({ type: "take-over" });
+  const nudge = () => course?.waiting?.postMessage({ type: SW_MESSAGES.TAKE_OVER });
   // Every worker that is active, or controls this page, is asked once to cache its version; the
   // page may hear of a new one through any of these events, or know it already.
   const ask = () => {
@@ -87,7 +87,7 @@ export async function keepOffline() {
     for (const worker of [navigator.serviceWorker.controller, course?.active]) {
       if (!worker || asked.has(worker) || worker.state === "redundant") continue;
       asked.add(worker);
-      worker.postMessage({ type: "cache-course" });
+      worker.postMessage({ type: SW_MESSAGES.CACHE_COURSE });
     }
   };
   navigator.serviceWorker.addEventListener("controllerchange", ask);

@@ -14,8 +14,8 @@ import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
  * @param {object} ctx
  * @param {ReturnType<import("./session.js").KernelSession["enter"]>} ctx.step  This step's session.
  * @param {import("./session.js").KernelSession} ctx.session  The page's kernel session.
- * @param {object} ctx.config  The kernel config (`timeLimit`, `outputOrder`, ...).
- * @param {object} ctx.data  The step's JSON (`#step-data`): lesson, step, setup, checks, ...
+ * @param {import("../shared/contract.js").KernelConfig} ctx.config  The kernel config.
+ * @param {import("../shared/contract.js").StepData} ctx.data  The step's data (`#step-data`).
  * @param {(cellId: string) => void} ctx.onSolved  An exercise's check passed.
  */
 export function mountStep(root, ctx) {

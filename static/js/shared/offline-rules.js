@@ -66,12 +66,26 @@ export function missingHeaders(headers, wanted) {
   return Object.entries(wanted).filter(([name]) => !headers.has(name));
 }
 
+/**
+ * The messages between a page and the service worker, by `type`. The page asks it to keep the
+ * course (`{type: CACHE_COURSE}`) and a waiting worker to take over at once (`TAKE_OVER`); the
+ * worker tells every page how the copy goes: `{type: PROGRESS, done, total}`, `READY`, and
+ * `{type: FAILED, message}`.
+ */
+export const SW_MESSAGES = Object.freeze({
+  CACHE_COURSE: "cache-course",
+  TAKE_OVER: "take-over",
+  PROGRESS: "offline-progress",
+  READY: "offline-ready",
+  FAILED: "offline-failed",
+});
+
 /** The status line of the offline mark for a message from the service worker. */
 export function offlineText(message) {
-  if (message.type === "offline-progress") {
+  if (message.type === SW_MESSAGES.PROGRESS) {
     return `Saving for offline… ${message.done} of ${message.total} files`;
   }
-  if (message.type === "offline-ready") return "✓ Available offline";
-  if (message.type === "offline-failed") return `Not saved for offline: ${message.message}`;
+  if (message.type === SW_MESSAGES.READY) return "✓ Available offline";
+  if (message.type === SW_MESSAGES.FAILED) return `Not saved for offline: ${message.message}`;
   return null;
 }

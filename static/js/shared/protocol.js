@@ -12,7 +12,7 @@
 //                                       the message then brings only the interrupt buffer
 //   {type: "run", id, code, key, cellId, controls}  run `code` in the namespace `key` (one per
 //                                       step); `controls`: the values of the cell's controls, by
-//                                       name (checked by `controlValuesProblem`, then by Python)
+//                                       name (checked by `controlValuesProblem` with the config's limits, then by Python)
 //   {type: "cancel", id}                a queued run is answered as interrupted, never run
 // Worker → page:
 //   {type: "phase", phase, detail}      boot progress: downloading, starting, python-ready, ready
@@ -96,26 +96,25 @@ export function neverRan(result) {
   return ["KernelRestarted", "KernelNotStarted"].includes(result?.error_type);
 }
 
-/** Names one run's control values may carry (promptdojo.kernel.MAX_CONTROL_VALUES). */
-export const MAX_CONTROL_VALUES = 32;
-
 /**
- * Why `values` cannot be a run's control values, or null when they can: a flat object of names
- * to booleans, finite numbers or short texts. A control's value is data, never code.
+ * Why `values` cannot be a run's control values, or null when they can: a flat object of at most
+ * `maxValues` names (each at most `maxText` characters) to booleans, finite numbers or texts of at
+ * most `maxText` characters. A control's value is data, never code. The limits are Python's
+ * (promptdojo.kernel.control_values), from the kernel config: `maxControlValues`, `maxControlText`.
  */
-export function controlValuesProblem(values) {
+export function controlValuesProblem(values, { maxValues, maxText }) {
   if (values === undefined) return null;
   if (values === null || typeof values !== "object" || Array.isArray(values)) {
     return "control values must be an object of names to values";
   }
   const entries = Object.entries(values);
-  if (entries.length > MAX_CONTROL_VALUES) return `at most ${MAX_CONTROL_VALUES} control values`;
+  if (entries.length > maxValues) return `at most ${maxValues} control values`;
   for (const [name, value] of entries) {
     const ok =
       typeof value === "boolean" ||
       (typeof value === "number" && Number.isFinite(value)) ||
-      (typeof value === "string" && value.length <= 60);
-    if (!ok || name.length > 60) {
+      (typeof value === "string" && value.length <= maxText);
+    if (!ok || name.length > maxText) {
       const sent = JSON.stringify(String(value)).slice(0, 80);
       return (
         `the control ${JSON.stringify(name)} was sent ${sent}: ` +

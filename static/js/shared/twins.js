@@ -60,6 +60,7 @@ export async function decoderFor(coding, loadZstd) {
  * `loadZstd` for `withTwins`, from the kernel `config`: where a twin is zstd, the decoder module
  * (`config.zstdUrl`) is asked for at once, beside the boot's first downloads, rather than once
  * the first zstd bytes have arrived (a round trip later, behind the downloads already queued).
+ * @param {import("../shared/contract.js").KernelConfig} config
  */
 export function zstdLoader(config, load = (url) => import(url)) {
   const load$ = () => load(config.zstdUrl).then((module) => module.default);

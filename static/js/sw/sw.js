@@ -15,6 +15,7 @@ import {
   otherVersions,
   settledWithin,
   superseded,
+  SW_MESSAGES,
 } from "../shared/offline-rules.js";
 import { withTwins } from "../shared/twins.js";
 
@@ -149,7 +150,7 @@ async function fill() {
       for (let url = queue.shift(); url; url = queue.shift()) {
         await store(cache, url, pages.has(url));
         done += 1;
-        await broadcast({ type: "offline-progress", done, total });
+        await broadcast({ type: SW_MESSAGES.PROGRESS, done, total });
       }
     };
     await Promise.all([next(), next(), next()]);
@@ -165,7 +166,7 @@ async function fill() {
   if (!superseded(self.registration, self.serviceWorker)) {
     for (const name of otherVersions(await caches.keys(), course.version)) await caches.delete(name);
   }
-  await broadcast({ type: "offline-ready" });
+  await broadcast({ type: SW_MESSAGES.READY });
 }
 
 let filling = null;
@@ -173,10 +174,10 @@ let filling = null;
 self.addEventListener("message", (event) => {
   // A page tells a waiting worker to take over: skipWaiting again makes the browser activate it
   // as soon as the old worker is idle, should an event for that one have put the swap off.
-  if (event.data?.type === "take-over") event.waitUntil(self.skipWaiting());
-  if (event.data?.type !== "cache-course") return;
+  if (event.data?.type === SW_MESSAGES.TAKE_OVER) event.waitUntil(self.skipWaiting());
+  if (event.data?.type !== SW_MESSAGES.CACHE_COURSE) return;
   filling ??= fill()
-    .catch((error) => broadcast({ type: "offline-failed", message: String(error?.message ?? error) }))
+    .catch((error) => broadcast({ type: SW_MESSAGES.FAILED, message: String(error?.message ?? error) }))
     .finally(() => {
       filling = null;
     });

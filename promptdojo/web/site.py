@@ -1,0 +1,68 @@
+"""The site a server serves, typed: what ``create_app`` builds once and every route reads.
+
+In place of an untyped ``app.state`` bag, routes ask :func:`site_of` for the :class:`Site` and
+read its fields, which a type checker and a reader can follow. It imports nothing of ``web/`` at
+run time (only for its annotations), so every module of ``web/`` may import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+    from fastapi.templating import Jinja2Templates
+
+    from promptdojo.pyodide.bundle import LearnerBundle
+    from promptdojo.pyodide.release import Release
+    from promptdojo.pyodide.snapshot import Snapshot
+    from promptdojo.web.assets import AssetManifest
+    from promptdojo.web.catalog import Catalog
+    from promptdojo.web.compiled import ServedWheel
+    from promptdojo.web.package_store import PackageStore
+    from promptdojo.web.reference import Reference
+    from promptdojo.web.settings import Settings
+    from promptdojo.web.twins import Twin
+    from promptdojo.web.urls import Urls
+
+
+@dataclass
+class Site:
+    """The lessons, the assets and the kernel's files of one served (or exported) course."""
+
+    settings: Settings
+    #: Development mode (``--dev`` or ``--reload``): broken lessons show their problems.
+    dev: bool
+    urls: Urls
+    manifest: AssetManifest
+    templates: Jinja2Templates
+    #: Where pages load Pyodide from (below the base), and the folder it is served from.
+    pyodide_url: str
+    core_dir: Path
+    packages: PackageStore
+    #: The lessons; under ``--reload`` replaced whole when a file changes.
+    catalog: Catalog
+    bundle: LearnerBundle
+    reference: Reference
+    #: The memory snapshot pages restore; None: they boot Python from scratch.
+    snapshot: Snapshot | None = None
+    #: The lessons' wheels compiled to bytecode, by wheel file name (web.compiled).
+    compiled: dict[str, ServedWheel] = field(default_factory=dict)
+    #: The export's compressed twins, by the URL of the file each stands for (web.twins).
+    twins: dict[str, Twin] = field(default_factory=dict)
+    #: The unpacked Pyodide release pages run (``--pyodide-dir``); None: the built-in core.
+    release: Release | None = None
+    #: The service worker's script and the catalog it was made for (web.offline).
+    service_worker: tuple[Catalog, bytes] | None = None
+
+
+def site_of(request: Request) -> Site:
+    """The site ``request`` reached."""
+    return request.app.state.site
+
+
+def site_of_app(app: FastAPI) -> Site:
+    """The site ``app`` serves."""
+    return app.state.site

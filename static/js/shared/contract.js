@@ -1,0 +1,93 @@
+// The data that crosses from Python to the page and its workers, and back, typed once as JSDoc.
+// The Python side of KernelConfig and StepData is promptdojo/web/contract.py, of RunResult
+// promptdojo/kernel.py (CellResult.to_dict) with the fields the JS layers add, and of ControlSpec
+// promptdojo/ui.py; tests/web/test_contract.py fails when the two sides name different keys.
+// The messages are written down where they are sent: between page and kernel worker in
+// protocol.js (TO_WORKER, FROM_WORKER); between a kernel worker and its download worker in
+// kernel/downloads.js (JOBS, by name); between page and service worker in offline-rules.js
+// (SW_MESSAGES); between the Node check and its thread in promptdojo/pyodide/node/check.mjs.
+//
+// A reader names a type as `@param {import("../shared/contract.js").KernelConfig} config`.
+
+/**
+ * The kernel config: the step page's `promptdojo-kernel` meta element, the same on every step of
+ * a lesson. Read by the page (kernel-client.js, status.js, output.js, step.js, nav.js), the
+ * kernel worker (worker.js, boot) and the download worker (downloads.js).
+ *
+ * @typedef {object} KernelConfig
+ * @property {string} workerUrl  The kernel worker's script.
+ * @property {string} downloadWorkerUrl  The download worker's script.
+ * @property {string} zstdUrl  The zstd decoder's module (twins.js loads it when it meets a twin).
+ * @property {string} pyodideUrl  Pyodide's folder.
+ * @property {string} packagesUrl  The package wheels' folder.
+ * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
+ * @property {{url: string, sha256: string} | null} snapshot  The memory snapshot to restore.
+ * @property {string[]} packages  The lesson's packages (lesson.yaml).
+ * @property {object[]} wheels  The wheels on hand for them, in install order.
+ * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
+ * @property {Object<string, string[]>} imports  What each step's cells import, by step.
+ * @property {string} lesson  The lesson's id.
+ * @property {number} timeLimit  Seconds a cell may run, unless it says otherwise.
+ * @property {number} stopGraceMs  How long Python has to take an interrupt (stopper.js).
+ * @property {number} stopWindDownMs  How long a cell that took it has to end (stopper.js).
+ * @property {number} bootPatienceMs  How long a boot may take before the page says what it waits for.
+ * @property {number} outputCap  Characters of output one cell shows.
+ * @property {number} maxControlValues  How many control values one run may carry.
+ * @property {number} maxControlText  How long a control's name or text value may be.
+ * @property {string[]} outputOrder  Which of a value's representations shows: the first it has.
+ * @property {string} figureMime  The type of a picture's words (its alt text and table).
+ * @property {string} htmlFrameHead  What an HTML value's sandboxed frame starts with.
+ */
+
+/**
+ * One step's data: the step page's `#step-data`, read by app.js and step.js.
+ *
+ * @typedef {object} StepData
+ * @property {string} lesson  The lesson's id.
+ * @property {number} step  The step's number.
+ * @property {{id: string, code: string}[]} setup  Hidden code run before the step's cells.
+ * @property {Object<string, string>} checks  Each exercise's hidden check, by exercise id.
+ * @property {Object<string, number>} timeLimits  Each cell's time limit in seconds.
+ * @property {Object<string, ControlSpec[]>} controls  The controls each cell declares literally.
+ * @property {boolean} runEarlier  Whether a run first runs the earlier cells not yet run.
+ * @property {Object<string, {cell: string, step: number, title: string}>} definitions  Where each
+ *   name is first bound: its cell, and that cell's step.
+ */
+
+/**
+ * A control a cell declares (promptdojo.ui): drawn before the cell first runs, and again from
+ * each run's `controls` (controls.js).
+ *
+ * @typedef {object} ControlSpec
+ * @property {"slider" | "choice" | "toggle"} kind
+ * @property {string} name
+ * @property {number | string | boolean} default
+ * @property {number | string | boolean} [value]  The value the run used (its default before it ran).
+ * @property {number} [min]  A slider's range and step.
+ * @property {number} [max]
+ * @property {number} [step]
+ * @property {boolean} [integer]  A slider of whole numbers.
+ * @property {Array<number | string>} [values]  A slider over listed values, in their order.
+ * @property {Array<number | string | boolean>} [choices]  A choice's options.
+ */
+
+/**
+ * A run's result, as the page's caller gets it. Python makes the first seven fields
+ * (promptdojo.kernel CellResult.to_dict); each later one is added by one layer on the way:
+ *
+ * @typedef {object} RunResult
+ * @property {boolean} ok
+ * @property {Object<string, string>} value  The last expression's representations, by type.
+ * @property {string | null} error_type
+ * @property {string | null} error_message
+ * @property {string | null} traceback
+ * @property {number | null} [error_line]
+ * @property {ControlSpec[]} [controls]  The controls the run declared, with their values.
+ * @property {number} [ms]  Time inside Python (the kernel worker, worker.js).
+ * @property {string} [stopped]  Why a Stop ended it (the kernel client, kernel-client.js).
+ * @property {{cellId: string, text: string}[]} [setupFailures]  The step's failed setup (session.js).
+ * @property {boolean} [notStarted]  Stopped while its setup ran, so never sent (session.js).
+ * @property {boolean} [expected]  It raised what the cell expects (`raises=`; step.js).
+ */
+
+export {};
