@@ -7,7 +7,44 @@ from typing import Annotated
 
 import typer
 
-from promptdojo.checking.scope import CHANGED_HELP, SHARD_HELP
+from promptdojo.cli_options import (
+    DEFAULT_CACHE,
+    DEFAULT_COMPRESSED_CACHE,
+    BaseUrl,
+    Changed,
+    CheckedPaths,
+    CheckedPyodide,
+    CheckOutputs,
+    CheckPackages,
+    CheckSnapshotCache,
+    CheckWithoutSnapshot,
+    CompressedCache,
+    Dev,
+    ExportedLessons,
+    ExportedPackages,
+    ExportedPyodide,
+    ExportOut,
+    ExportWithoutSnapshot,
+    Host,
+    InPyodide,
+    Jobs,
+    JunitXml,
+    LessonsDirArgument,
+    LessonsDirOption,
+    LogLevel,
+    Offline,
+    PackageUpstream,
+    PassEnv,
+    Port,
+    Record,
+    Reload,
+    ServedPackages,
+    ServedPyodide,
+    ServeWithoutSnapshot,
+    Shard,
+    Show,
+    SnapshotCache,
+)
 from promptdojo.pyodide.snapshot import DEFAULT_SNAPSHOT_CACHE, SnapshotError
 
 app = typer.Typer(
@@ -22,11 +59,6 @@ app = typer.Typer(
 def _main() -> None:
     """Interactive lessons on LLM inference: serve them, author them, check them."""
 
-
-DEFAULT_CACHE = Path(".cache/pyodide-packages")
-#: Compressed copies of Pyodide's files, made once per file (promptdojo.pyodide.compressed).
-DEFAULT_COMPRESSED_CACHE = Path(".cache/compressed")
-CompressedCache = Annotated[Path, typer.Option(help="Where compressed copies are kept.")]
 
 pyodide_app = typer.Typer(help="Pyodide packages for the browser kernel.", no_args_is_help=True)
 app.add_typer(pyodide_app, name="pyodide")
@@ -85,62 +117,19 @@ def pyodide_snapshot(
 
 @app.command()
 def serve(
-    lessons_dir: Annotated[
-        Path,
-        typer.Argument(help="Folder holding one sub-folder per lesson.", show_default=True),
-    ] = Path("lessons"),
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8000,
-    dev: Annotated[
-        bool, typer.Option("--dev", help="Development mode: show broken lessons' errors.")
-    ] = False,
-    reload: Annotated[
-        bool,
-        typer.Option(
-            "--reload", help="Watch LESSONS_DIR and refresh open pages on change (implies --dev)."
-        ),
-    ] = False,
-    package_cache: Annotated[
-        Path | None,
-        typer.Option(help="Folder of Pyodide package wheels (e.g. numpy) to serve to browsers."),
-    ] = None,
-    package_upstream: Annotated[
-        str,
-        typer.Option(
-            help="Where a package missing from the cache is fetched from, once; {version} is "
-            "the served Pyodide's version (default: the official Pyodide CDN).",
-            show_default=False,
-        ),
-    ] = "",
-    offline: Annotated[
-        bool,
-        typer.Option("--offline", help="Never fetch packages; serve only what is cached."),
-    ] = False,
-    pyodide_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Serve this unpacked full Pyodide release (core and packages) instead of the "
-            "built-in core."
-        ),
-    ] = None,
-    snapshot_cache: Annotated[
-        Path,
-        typer.Option(help="Where memory snapshots are kept (made there when missing)."),
-    ] = DEFAULT_SNAPSHOT_CACHE,
+    lessons_dir: LessonsDirArgument = Path("lessons"),
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
+    dev: Dev = False,
+    reload: Reload = False,
+    package_cache: ServedPackages = None,
+    package_upstream: PackageUpstream = "",
+    offline: Offline = False,
+    pyodide_dir: ServedPyodide = None,
+    snapshot_cache: SnapshotCache = DEFAULT_SNAPSHOT_CACHE,
     compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
-    no_snapshot: Annotated[
-        bool,
-        typer.Option(
-            "--no-snapshot",
-            help="Boot Python from scratch on every page instead of restoring a memory snapshot "
-            "(slower; for debugging the boot). By default the server makes a snapshot of the "
-            "served Pyodide with the lesson library imported (in --snapshot-cache, a few "
-            "seconds, once per Pyodide build and library version) and pages restore it.",
-        ),
-    ] = False,
-    log_level: Annotated[
-        str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
-    ] = "info",
+    no_snapshot: ServeWithoutSnapshot = False,
+    log_level: LogLevel = "info",
 ) -> None:
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT (beyond it: docs/deploying.md)."""
     from promptdojo.course.bulk import DEFAULT_PARSED_CACHE
@@ -175,32 +164,15 @@ def serve(
 
 @app.command()
 def export(
-    out: Annotated[Path, typer.Argument(help="Folder to write the static site into.")],
-    lessons: Annotated[
-        list[str] | None,
-        typer.Argument(help="Lesson ids to export (default: every lesson in --lessons-dir)."),
-    ] = None,
-    lessons_dir: Annotated[
-        Path, typer.Option(help="Folder holding one sub-folder per lesson.")
-    ] = Path("lessons"),
-    base_url: Annotated[
-        str,
-        typer.Option(help="The path the site is served below, e.g. /course/ (GitHub Pages)."),
-    ] = "/",
-    package_cache: Annotated[
-        Path, typer.Option(help="Folder of Pyodide package wheels the lessons need.")
-    ] = DEFAULT_CACHE,
-    pyodide_dir: Annotated[
-        Path | None,
-        typer.Option(help="Export this unpacked Pyodide release instead of the built-in core."),
-    ] = None,
-    snapshot_cache: Annotated[
-        Path, typer.Option(help="Where memory snapshots are kept (made there when missing).")
-    ] = DEFAULT_SNAPSHOT_CACHE,
+    out: ExportOut,
+    lessons: ExportedLessons = None,
+    lessons_dir: LessonsDirOption = Path("lessons"),
+    base_url: BaseUrl = "/",
+    package_cache: ExportedPackages = DEFAULT_CACHE,
+    pyodide_dir: ExportedPyodide = None,
+    snapshot_cache: SnapshotCache = DEFAULT_SNAPSHOT_CACHE,
     compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
-    no_snapshot: Annotated[
-        bool, typer.Option("--no-snapshot", help="Export no memory snapshot (cold boots).")
-    ] = False,
+    no_snapshot: ExportWithoutSnapshot = False,
 ) -> None:
     """Write the lessons as a static site for any host or CDN, usable offline once opened.
 
@@ -256,64 +228,20 @@ def validate(
 
 @app.command()
 def check(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            help="Lesson folders, folders of lessons, step files (lessons/x/02-y.md), or one "
-            "cell as pytest names it (lessons/x/02-y.md::cell-id) (default: lessons)."
-        ),
-    ] = None,
-    jobs: Annotated[
-        int | None, typer.Option("-j", "--jobs", help="Steps run at once (default: CPU count).")
-    ] = None,
-    junit_xml: Annotated[
-        Path | None, typer.Option("--junit-xml", help="Also write a JUnit XML report here.")
-    ] = None,
-    record: Annotated[
-        bool, typer.Option("--record", help="Write each cell's output to <lesson>/recorded/.")
-    ] = False,
-    check_outputs: Annotated[
-        bool,
-        typer.Option("--check-outputs", help="Fail when an output drifts from its record."),
-    ] = False,
-    show: Annotated[bool, typer.Option(help="Print what each cell printed and showed.")] = False,
-    pyodide: Annotated[
-        bool, typer.Option("--pyodide", help="Run the cells in real Pyodide under Node.")
-    ] = False,
-    cache: Annotated[
-        Path, typer.Option(help="Package cache for --pyodide (numpy's wheel).")
-    ] = DEFAULT_CACHE,
-    pyodide_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Run the cells in this unpacked Pyodide release, with the package wheels it "
-            "holds, instead of the built-in core (implies --pyodide)."
-        ),
-    ] = None,
-    snapshot_cache: Annotated[
-        Path,
-        typer.Option(help="Under --pyodide, where memory snapshots are kept (made when missing)."),
-    ] = DEFAULT_SNAPSHOT_CACHE,
-    no_snapshot: Annotated[
-        bool,
-        typer.Option(
-            "--no-snapshot",
-            help="Under --pyodide, boot Python from scratch for each step instead of restoring "
-            "the memory snapshot pages restore (for debugging the boot).",
-        ),
-    ] = False,
-    pass_env: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--pass-env",
-            metavar="NAME",
-            help="Let the cells see this environment variable too (repeatable). Cells see only "
-            "PATH, HOME, the locale and a few more by default, so a CI secret stays out of "
-            "outputs and records.",
-        ),
-    ] = None,
-    changed: Annotated[str | None, typer.Option(metavar="REF", help=CHANGED_HELP)] = None,
-    shard: Annotated[str | None, typer.Option(metavar="I/N", help=SHARD_HELP)] = None,
+    paths: CheckedPaths = None,
+    jobs: Jobs = None,
+    junit_xml: JunitXml = None,
+    record: Record = False,
+    check_outputs: CheckOutputs = False,
+    show: Show = False,
+    pyodide: InPyodide = False,
+    cache: CheckPackages = DEFAULT_CACHE,
+    pyodide_dir: CheckedPyodide = None,
+    snapshot_cache: CheckSnapshotCache = DEFAULT_SNAPSHOT_CACHE,
+    no_snapshot: CheckWithoutSnapshot = False,
+    pass_env: PassEnv = None,
+    changed: Changed = None,
+    shard: Shard = None,
 ) -> None:
     """Validate, then run every cell of every step; failures point at the markdown line.
     Under --pyodide, a cell that uses more than half of its time limit gets a warning.

@@ -32,6 +32,7 @@ ALLOWED: dict[str, set[str]] = {
 #: Rooms by the first part of a module's path inside the package; anything else is learner API.
 ROOMS = {
     "cli": "cli",
+    "cli_options": "cli",
     "__main__": "cli",
     "web": "web",
     "checking": "checking",

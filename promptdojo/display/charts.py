@@ -15,23 +15,11 @@ from promptdojo.display.svg import (
     figure,
     fmt,
     left_margin,
+    legend,
     nice_max,
     svg,
-    text_width,
     y_ticks,
 )
-
-
-def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
-    """One row of colour keys, left to right from ``(x, y)``."""
-    parts = []
-    for i, name in enumerate(names):
-        parts.append(
-            f"<rect x='{x:.1f}' y='{y - 9}' width='10' height='10' "
-            f"fill='{PALETTE[i % len(PALETTE)]}'/><text x='{x + 14:.1f}' y='{y}'>{esc(name)}</text>"
-        )
-        x += 14 + text_width(name) + 16
-    return parts
 
 
 def grouped_bars(
@@ -51,16 +39,7 @@ def grouped_bars(
         >>> fig.svg.count("<rect")
         6
     """
-    names = list(series)
-    if not names or not len(labels):
-        raise ValueError("grouped_bars needs at least one series and one label")
-    values = np.array([np.asarray(series[n], dtype=float) for n in names])
-    if values.shape[1] != len(labels):
-        raise ValueError(f"every series needs {len(labels)} values, one per label")
-    if not np.isfinite(values).all():
-        raise ValueError("values must be finite")
-    if log and not (values > 0).all():
-        raise ValueError("a log axis needs every value > 0")
+    names, values = _bar_values(series, labels, log)
     if log:
         floor = math.floor(math.log10(float(values.min())))
         ticks = y_ticks(float(values.max()), log_floor=floor)
@@ -69,9 +48,9 @@ def grouped_bars(
         ticks = y_ticks(nice_max(float(values.max())))
     x0 = left_margin(ticks, ylabel)
     width = max(320, x0 + 20 + len(labels) * (18 * len(names) + 14))
-    legend = 20 if len(names) > 1 else 0
-    height = 260 + legend
-    y0, x1, y1 = 34, width - 10, height - 46 - legend
+    key_height = 20 if len(names) > 1 else 0  # a legend's row, for more than one series
+    height = 260 + key_height
+    y0, x1, y1 = 34, width - 10, height - 46 - key_height
     plot = y1 - y0
 
     def y_of(v: float) -> float:
@@ -96,8 +75,38 @@ def grouped_bars(
             f"<text x='{x0 + (j + 0.5) * slot:.1f}' y='{y1 + 16}' text-anchor='middle'>"
             f"{esc(label)}</text>"
         )
-    if legend:
-        body += _legend(names, x0, height - 10)
+    if key_height:
+        body += legend(names, x0, height - 10)
+    rows, summary, columns, data = _bar_words(names, values, labels, log, (xlabel, ylabel))
+    return figure(svg(width, height, title, body), title, rows, summary, columns, data)
+
+
+def _bar_values(
+    series: Mapping[str, Sequence[float]], labels: Sequence[str], log: bool
+) -> tuple[list[str], np.ndarray]:
+    """The series' names and their values as one array (a row per series), checked."""
+    names = list(series)
+    if not names or not len(labels):
+        raise ValueError("grouped_bars needs at least one series and one label")
+    values = np.array([np.asarray(series[n], dtype=float) for n in names])
+    if values.shape[1] != len(labels):
+        raise ValueError(f"every series needs {len(labels)} values, one per label")
+    if not np.isfinite(values).all():
+        raise ValueError("values must be finite")
+    if log and not (values > 0).all():
+        raise ValueError("a log axis needs every value > 0")
+    return names, values
+
+
+def _bar_words(
+    names: list[str],
+    values: np.ndarray,
+    labels: Sequence[str],
+    log: bool,
+    axis_labels: tuple[str, str],
+) -> tuple[list, str, tuple, list]:
+    """A bar chart's words (:func:`figure`'s rows, summary, table columns and table data)."""
+    xlabel, ylabel = axis_labels
     rows = [
         (str(label), "  ".join(f"{n}={fmt(values[i, j])}" for i, n in enumerate(names)))
         for j, label in enumerate(labels)
@@ -116,7 +125,7 @@ def grouped_bars(
     )
     columns = (xlabel or "label", *([ylabel or "value"] if len(names) == 1 else names))
     data = [(str(label), *(fmt(v) for v in values[:, j])) for j, label in enumerate(labels)]
-    return figure(svg(width, height, title, body), title, rows, summary, columns, data)
+    return rows, summary, columns, data
 
 
 def bars(

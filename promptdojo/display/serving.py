@@ -15,6 +15,7 @@ from promptdojo.display.svg import (
     figure,
     fmt,
     left_margin,
+    legend,
     nice_max,
     svg,
     text_width,
@@ -128,14 +129,18 @@ def line_chart(
                 ),
             )
         )
-    x = float(x0)
-    for i, name in enumerate(data):
-        body.append(
-            f"<rect x='{x:.1f}' y='{height - 17}' width='10' height='10' "
-            f"fill='{PALETTE[i % len(PALETTE)]}'/><text x='{x + 14:.1f}' y='{height - 8}'>"
-            f"{esc(name)}</text>"
-        )
-        x += 14 + text_width(name) + 16
+    body += legend(list(data), float(x0), height - 8)
+    summary, columns, cells = _line_words(data, labels, xlabel, ylabel)
+    return figure(svg(width, height, title, body), title, rows, summary, columns, cells)
+
+
+def _line_words(
+    data: dict[str, tuple[np.ndarray, np.ndarray]],
+    labels: Mapping[str, Sequence[str]] | None,
+    xlabel: str,
+    ylabel: str,
+) -> tuple[str, tuple, list]:
+    """A line chart's summary, and its table's columns and rows (a row per point)."""
     summary = (
         f"Line chart of {len(data)} series ({', '.join(data)}) over {xlabel or 'x'}: "
         + "; ".join(
@@ -151,4 +156,4 @@ def line_chart(
             point = (named[j] if j < len(named) else "-",) if labels else ()
             cells.append((name, *point, fmt(x), fmt(y)))
     columns = ("series", *(("point",) if labels else ()), xlabel or "x", ylabel or "y")
-    return figure(svg(width, height, title, body), title, rows, summary, columns, cells)
+    return summary, columns, cells

@@ -203,3 +203,15 @@ def axes(
             f"<text x='{(x0 + x1) / 2:.0f}' y='{y1 + 34}' text-anchor='middle'>{esc(xlabel)}</text>"
         )
     return parts
+
+
+def legend(names: Sequence[str], x: float, y: float) -> list[str]:
+    """One row of colour keys, left to right from ``(x, y)``."""
+    parts = []
+    for i, name in enumerate(names):
+        parts.append(
+            f"<rect x='{x:.1f}' y='{y - 9}' width='10' height='10' "
+            f"fill='{PALETTE[i % len(PALETTE)]}'/><text x='{x + 14:.1f}' y='{y}'>{esc(name)}</text>"
+        )
+        x += 14 + text_width(name) + 16
+    return parts

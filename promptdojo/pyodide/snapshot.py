@@ -1,15 +1,16 @@
 """Memory snapshots: a booted Pyodide, saved so that a page restores it instead of booting.
 
 A snapshot holds the interpreter after start-up with the learner bundle installed and
-``promptdojo.kernel`` imported; no package is loaded (Pyodide cannot snapshot after loading one
-with native code, so numpy loads after the restore). It is made in Node by ``node/snapshot.mjs``
-with ``boot.js``'s own ``makeSnapshot``, and is valid only for the exact Pyodide build, bundle and
-boot code it was made with. Those inputs name its cache folder, so a change to any of them makes
-a new snapshot; the file itself is named by its content hash and served immutable.
+``promptdojo.kernel`` imported; no package is loaded (Pyodide cannot snapshot after loading one with
+native code, so numpy loads after the restore). It is made in Node by ``node/snapshot.mjs`` with the
+front end's own ``makeSnapshot`` (``kernel/snapshot-make.js``, through ``boot.js``), and is valid
+only for the exact Pyodide build, bundle and boot code it was made with. Those inputs name its cache
+folder, so a change to any of them makes a new snapshot; the file itself is named by its content
+hash and served immutable.
 
 This depends on Pyodide's private snapshot API (``_makeSnapshot``, ``makeMemorySnapshot`` and
 ``_loadSnapshot``), and on the dlmalloc calls the Emscripten module exports, with which
-``boot.js`` zeroes the free heap first (skipped where they are missing). The page falls back to
+``makeSnapshot`` zeroes the free heap first (skipped where they are missing). The page falls back to
 a cold boot whenever a snapshot fails, and the tests restore one in Chromium and in Node for
 every Pyodide version we serve, so an upgrade that breaks the API fails there rather than on a
 learner's page.

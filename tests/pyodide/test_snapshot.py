@@ -167,4 +167,5 @@ def test_after_a_restore_numpy_and_the_library_need_nothing_more_from_the_stdlib
     restored = restored_run(numpy_release, tmp_path, _STDLIB_MODULES, [])
     at_work = restored_run(numpy_release, tmp_path, _STDLIB_MODULES_AT_WORK, ["numpy"])
     late = sorted(at_work - restored - {"pkgutil"})  # pkgutil: the test's own
-    assert not late, f"add to boot.js's SNAPSHOT_IMPORTS: {', '.join(late)}"
+    where = "SNAPSHOT_IMPORTS in static/js/kernel/snapshot-make.js"
+    assert not late, f"add to {where}: {', '.join(late)}"

@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 import promptdojo
 from promptdojo.checking.backends import Backend
@@ -31,7 +32,7 @@ from promptdojo.pyodide.limits import STOP_GRACE_SECONDS, STOP_WIND_DOWN_SECONDS
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.node import CHECKER, boot_module, node
 from promptdojo.pyodide.release import Release
-from promptdojo.pyodide.snapshot import ensure_snapshot
+from promptdojo.pyodide.snapshot import Snapshot, ensure_snapshot
 
 #: Pyodide boot time allowed per step, on top of the cells' own limits.
 BOOT_SECONDS = 60.0
@@ -63,6 +64,36 @@ def _crashed(done) -> str:
     return f"Node exited with {done.returncode}: {done.stderr.strip()[-300:]}"
 
 
+def _base_job(
+    core: Path, cache_dir: Path, snapshot_cache: Path | None
+) -> tuple[dict[str, Any], Snapshot | None]:
+    """What every step's job shares (check.mjs's JOB): the boot module, Pyodide, the package
+    cache, the learner bundle (written to a folder removed at exit), the judge's script, the
+    stop rule's periods and the snapshot (made in ``snapshot_cache`` when missing)."""
+    bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
+    atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
+    bundle = bundle_dir / "bundle.zip"
+    learner_bundle = build_bundle()
+    bundle.write_bytes(learner_bundle.data)
+    snapshot = (
+        ensure_snapshot(core, learner_bundle, snapshot_cache.resolve())
+        if snapshot_cache is not None
+        else None
+    )
+    job = {
+        "boot": str(boot_module()),
+        "pyodide": str(core),
+        "packageDir": str(cache_dir),
+        "bundle": str(bundle),
+        "source": str(Path(promptdojo.__file__).resolve().parent),
+        "script": SCRIPT,
+        "graceMs": STOP_GRACE_SECONDS * 1000,
+        "windDownMs": STOP_WIND_DOWN_SECONDS * 1000,
+        "snapshot": ({"path": str(snapshot.path), "sha256": snapshot.sha256} if snapshot else None),
+    }
+    return job, snapshot
+
+
 def pyodide_step_runner(
     cache_dir: Path,
     release: Release | None = None,
@@ -89,28 +120,8 @@ def pyodide_step_runner(
     else:
         core = core_dir()
         lock = Lock.read(core)
-    bundle_dir = Path(tempfile.mkdtemp(prefix="promptdojo-bundle-"))
-    atexit.register(shutil.rmtree, bundle_dir, ignore_errors=True)
-    bundle = bundle_dir / "bundle.zip"
-    learner_bundle = build_bundle()
-    bundle.write_bytes(learner_bundle.data)
-    snapshot = (
-        ensure_snapshot(core, learner_bundle, snapshot_cache.resolve())
-        if snapshot_cache is not None
-        else None
-    )
     cache_dir = cache_dir.resolve()
-    base_job = {
-        "boot": str(boot_module()),
-        "pyodide": str(core),
-        "packageDir": str(cache_dir),
-        "bundle": str(bundle),
-        "source": str(Path(promptdojo.__file__).resolve().parent),
-        "script": SCRIPT,
-        "graceMs": STOP_GRACE_SECONDS * 1000,
-        "windDownMs": STOP_WIND_DOWN_SECONDS * 1000,
-        "snapshot": ({"path": str(snapshot.path), "sha256": snapshot.sha256} if snapshot else None),
-    }
+    base_job, snapshot = _base_job(core, cache_dir, snapshot_cache)
 
     def run(lesson: Lesson, step: Step) -> StepResult:
         started = time.perf_counter()
