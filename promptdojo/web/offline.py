@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypedDict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -33,27 +34,38 @@ _NOT_CACHED = {"live.js", "sw.js"}
 router = APIRouter()
 
 
+class CourseConfig(TypedDict):
+    """The service worker's course (its JavaScript side: ``CourseConfig`` in
+    ``static/js/shared/contract.js``)."""
+
+    version: str
+    pages: list[str]
+    files: list[str]
+    twins: dict[str, list[str]]
+    headers: dict[str, str]
+
+
 def course_config(
     version: str,
     pages: Iterable[str],
     files: Iterable[str],
     twins: dict[str, list[str]] | None = None,
-) -> dict:
+) -> CourseConfig:
     """What the service worker knows of the course: URLs are the public ones, with the base.
 
     ``twins`` (an export's, :mod:`promptdojo.web.twins`): a file asked for by URL is answered
     from its compressed twin, decoded.
     """
-    return {
-        "version": version,
-        "pages": sorted(set(pages)),
-        "files": sorted(set(files)),
-        "twins": twins or {},
-        "headers": {name.decode(): value.decode() for name, value in SECURITY_HEADERS},
-    }
+    return CourseConfig(
+        version=version,
+        pages=sorted(set(pages)),
+        files=sorted(set(files)),
+        twins=twins or {},
+        headers={name.decode(): value.decode() for name, value in SECURITY_HEADERS},
+    )
 
 
-def service_worker_script(built: Path, config: dict) -> bytes:
+def service_worker_script(built: Path, config: CourseConfig) -> bytes:
     """The script served as ``sw.js``: the course config, then the built worker code."""
     code = "\n".join(
         line

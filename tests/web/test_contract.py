@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from promptdojo.kernel import MAX_CONTROL_VALUES, CellResult
 from promptdojo.ui import MAX_TEXT, ControlRun, choice, collecting, slider, toggle
 from promptdojo.web.contract import KernelConfig, StepData
+from promptdojo.web.offline import CourseConfig
 from tests.conftest import ROOT
 
 CONTRACT = ROOT / "static" / "js" / "shared" / "contract.js"
@@ -95,3 +96,17 @@ def test_a_control_spec_names_every_key_the_controls_declare() -> None:
 def test_contract_js_is_a_module_of_the_shared_room() -> None:
     assert Path(CONTRACT).is_file()
     assert "export {};" in CONTRACT.read_text(encoding="utf-8")
+
+
+def test_the_service_workers_course_has_the_same_keys_in_python_js_and_what_it_reads(
+    client: TestClient,
+) -> None:
+    script = client.get("/sw.js").text
+    first = script.splitlines()[0]
+    assert first.startswith("self.promptdojoCourse = ")
+    served = json.loads(first.removeprefix("self.promptdojoCourse = ").rstrip(";"))
+    assert set(CourseConfig.__annotations__) == typedef("CourseConfig") == set(served)
+    worker = (ROOT / "static" / "js" / "sw" / "sw.js").read_text(encoding="utf-8")
+    read = set(re.findall(r"\bcourse\.(\w+)", worker))
+    assert read
+    assert read <= typedef("CourseConfig"), read

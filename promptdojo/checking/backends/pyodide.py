@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import promptdojo
 from promptdojo.checking.backends import Backend
@@ -60,6 +60,26 @@ def _not_run(step: Step, message: str) -> list[CellOutcome]:
     return [CellOutcome.of(c, Status.NOT_RUN, message) for c in cells_of(step)]
 
 
+class CheckJob(TypedDict):
+    """check.mjs's ``JOB`` (its JavaScript side: ``CheckJob`` in static/js/shared/contract.js)."""
+
+    boot: str
+    pyodide: str
+    packageDir: str
+    bundle: str
+    source: str
+    script: str
+    graceMs: float
+    windDownMs: float
+    snapshot: dict[str, str] | None
+    packages: list[str]
+    packageWheels: list[dict[str, Any]]
+    step: dict[str, Any]
+    timeLimit: float
+    seed: int | None
+    numpy: bool
+
+
 def _crashed(done) -> str:
     return f"Node exited with {done.returncode}: {done.stderr.strip()[-300:]}"
 
@@ -92,6 +112,22 @@ def _base_job(
         "snapshot": ({"path": str(snapshot.path), "sha256": snapshot.sha256} if snapshot else None),
     }
     return job, snapshot
+
+
+def step_job(
+    base_job: dict[str, Any], lesson: Lesson, step: Step, lock: Lock, cache_dir: Path
+) -> CheckJob:
+    """The job check.mjs runs for ``step`` (its ``JOB``; ``CheckJob`` in
+    ``static/js/shared/contract.js``): what every step shares, and the step's own."""
+    return CheckJob(
+        **base_job,
+        packages=list(lesson.packages),
+        packageWheels=lock.wheel_job(lesson.packages, cache_dir),
+        step=step_to_dict(step),
+        timeLimit=lesson.time_limit,
+        seed=lesson.seed,
+        numpy="numpy" in lesson.packages,
+    )
 
 
 def pyodide_step_runner(
@@ -129,15 +165,7 @@ def pyodide_step_runner(
         if absent:
             message = not_cached_message(absent, cache_dir)
             return StepResult(lesson, step, _not_run(step, message), 0.0)
-        job = {
-            **base_job,
-            "packages": list(lesson.packages),
-            "packageWheels": lock.wheel_job(lesson.packages, cache_dir),
-            "step": step_to_dict(step),
-            "timeLimit": lesson.time_limit,
-            "seed": lesson.seed,
-            "numpy": "numpy" in lesson.packages,
-        }
+        job = step_job(base_job, lesson, step, lock, cache_dir)
         budget = BOOT_SECONDS + process_budget(lesson, step)
         # Node's own heap is capped, and its writable memory (Pyodide's WebAssembly memory
         # included) to the lesson's memory limit plus that heap: a cell that allocates too

@@ -8,6 +8,8 @@
 // it judges with the same rules as the CPython check, and talks to this file through the pd*
 // globals below.
 //
+// JOB and OUT are typed in static/js/shared/contract.js (CheckJob, CheckOutput; their Python side
+// is promptdojo.checking.backends.pyodide), and the pd* globals the judge calls (CheckGlobals).
 // JOB: {boot, pyodide, packageDir, packages, bundle, source, script, graceMs, windDownMs, ...}
 // (promptdojo.pyodide.limits.STOP_GRACE_SECONDS and STOP_WIND_DOWN_SECONDS, in milliseconds)
 // OUT: JSON {outcomes: [...], missing: {name: reason}, crashed: "why" | null,
@@ -18,14 +20,24 @@ import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { bootInNode } from "./boot_node.mjs";
 
+/** What the Pyodide thread tells the main thread, by `type`. */
+const FROM_THREAD = Object.freeze({
+  BOOT: "boot", // {detail}: the boot's ready phase
+  MISSING: "missing", // {missing}: packages the cache lacks; nothing runs
+  START: "start", // {seconds}: a cell starts, with its time limit
+  STOP: "stop", // the cell ended in time
+  OUTCOME: "outcome", // {outcome}: a cell's verdict (promptdojo.checking.outcome)
+  DONE: "done", // the step's script ended
+});
+
 async function workerMain() {
   const { job, shared } = workerData;
   const flags = new Int32Array(shared);
   const runner = await bootInNode(job, undefined, (phase, detail) => {
-    if (phase === "ready") parentPort.postMessage({ type: "boot", detail });
+    if (phase === "ready") parentPort.postMessage({ type: FROM_THREAD.BOOT, detail });
   });
   if (Object.keys(runner.missingPackages).length) {
-    parentPort.postMessage({ type: "missing", missing: runner.missingPackages });
+    parentPort.postMessage({ type: FROM_THREAD.MISSING, missing: runner.missingPackages });
     return;
   }
   const { pyodide } = runner;
@@ -39,13 +51,13 @@ async function workerMain() {
   globalThis.pdJob = JSON.stringify(job);
   globalThis.pdStart = (seconds) => {
     Atomics.store(flags, 1, 0);
-    parentPort.postMessage({ type: "start", seconds });
+    parentPort.postMessage({ type: FROM_THREAD.START, seconds });
   };
-  globalThis.pdStop = () => parentPort.postMessage({ type: "stop" });
+  globalThis.pdStop = () => parentPort.postMessage({ type: FROM_THREAD.STOP });
   globalThis.pdExpired = () => Atomics.load(flags, 1);
-  globalThis.pdOutcome = (text) => parentPort.postMessage({ type: "outcome", outcome: JSON.parse(text) });
+  globalThis.pdOutcome = (text) => parentPort.postMessage({ type: FROM_THREAD.OUTCOME, outcome: JSON.parse(text) });
   await pyodide.runPythonAsync(job.script);
-  parentPort.postMessage({ type: "done" });
+  parentPort.postMessage({ type: FROM_THREAD.DONE });
 }
 
 /** What the check says of a cell the stop rule gave up on (`GAVE_UP`, stopper.js). */
@@ -80,7 +92,7 @@ async function main() {
   };
   const worker = new Worker(new URL(import.meta.url), { workerData: { job, shared } });
   worker.on("message", async (message) => {
-    if (message.type === "start") {
+    if (message.type === FROM_THREAD.START) {
       clear();
       timer = setTimeout(() => {
         Atomics.store(flags, 1, 1); // expired: the judge reads it (pdExpired)
@@ -95,16 +107,16 @@ async function main() {
           },
         });
       }, message.seconds * 1000);
-    } else if (message.type === "boot") {
+    } else if (message.type === FROM_THREAD.BOOT) {
       result.boot = message.detail;
-    } else if (message.type === "stop") {
+    } else if (message.type === FROM_THREAD.STOP) {
       clear();
-    } else if (message.type === "outcome") {
+    } else if (message.type === FROM_THREAD.OUTCOME) {
       result.outcomes.push(message.outcome);
-    } else if (message.type === "missing") {
+    } else if (message.type === FROM_THREAD.MISSING) {
       result.missing = message.missing;
       await finish();
-    } else if (message.type === "done") {
+    } else if (message.type === FROM_THREAD.DONE) {
       await finish();
     }
   });

@@ -1,7 +1,10 @@
 // The data that crosses from Python to the page and its workers, and back, typed once as JSDoc.
 // The Python side of KernelConfig and StepData is promptdojo/web/contract.py, of RunResult
-// promptdojo/kernel.py (CellResult.to_dict) with the fields the JS layers add, and of ControlSpec
-// promptdojo/ui.py; tests/web/test_contract.py fails when the two sides name different keys.
+// promptdojo/kernel.py (CellResult.to_dict) with the fields the JS layers add, of ControlSpec
+// promptdojo/ui.py, of CourseConfig promptdojo/web/offline.py, and of CheckJob, CheckOutput and
+// CheckGlobals promptdojo/checking/backends/pyodide.py and pyodide_step.py. tests/web/
+// test_contract.py and tests/checking/test_node_contract.py fail when two sides name different
+// keys.
 // The messages are written down where they are sent: between page and kernel worker in
 // protocol.js (TO_WORKER, FROM_WORKER); between a kernel worker and its download worker in
 // kernel/downloads.js (JOBS, by name); between page and service worker in offline-rules.js
@@ -88,6 +91,61 @@
  * @property {{cellId: string, text: string}[]} [setupFailures]  The step's failed setup (session.js).
  * @property {boolean} [notStarted]  Stopped while its setup ran, so never sent (session.js).
  * @property {boolean} [expected]  It raised what the cell expects (`raises=`; step.js).
+ */
+
+/**
+ * What the service worker knows of the course (`self.promptdojoCourse`, the first line of the
+ * served sw.js; promptdojo.web.offline.course_config).
+ *
+ * @typedef {object} CourseConfig
+ * @property {string} version  The course's version: a new one replaces the cached course whole.
+ * @property {string[]} pages  Its pages' URLs, fetched from the network first.
+ * @property {string[]} files  Its files' URLs (content-hashed or versioned), from the cache first.
+ * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
+ * @property {Object<string, string>} headers  The headers the server sends, added where a host did not.
+ */
+
+/**
+ * The Node check's job for one step (promptdojo/pyodide/node/check.mjs's JOB;
+ * promptdojo.checking.backends.pyodide.CheckJob). Paths are the machine's.
+ *
+ * @typedef {object} CheckJob
+ * @property {string} boot  The Node bundle of kernel/boot.js.
+ * @property {string} pyodide  Pyodide's folder.
+ * @property {string} packageDir  The package cache.
+ * @property {string} bundle  The learner bundle's zip.
+ * @property {string} source  The promptdojo package, mounted for the judge.
+ * @property {string} script  The judge's Python (pyodide_step.py).
+ * @property {number} graceMs  The stop rule's periods (stopper.js).
+ * @property {number} windDownMs
+ * @property {{path: string, sha256: string} | null} snapshot  The memory snapshot to restore.
+ * @property {string[]} packages  The lesson's packages.
+ * @property {object[]} packageWheels  Their wheels, in install order.
+ * @property {object} step  The step's cells (promptdojo.checking.serialize).
+ * @property {number} timeLimit  The lesson's time limit in seconds.
+ * @property {number | null} seed  lesson.yaml's seed.
+ * @property {boolean} numpy  Whether numpy is seeded too.
+ */
+
+/**
+ * What the Node check writes for Python to read (check.mjs's OUT).
+ *
+ * @typedef {object} CheckOutput
+ * @property {object[]} outcomes  Each cell's verdict, in order (promptdojo.checking.outcome).
+ * @property {Object<string, string>} missing  Packages the cache lacks, with why: nothing ran.
+ * @property {string | null} crashed  Why the step's thread ended early.
+ * @property {object | null} boot  The boot's ready phase detail (`snapshotFailed`, ...).
+ */
+
+/**
+ * The globals through which the judge's Python (pyodide_step.py) and check.mjs's thread talk.
+ *
+ * @typedef {object} CheckGlobals
+ * @property {string} pdJob  The job, as JSON.
+ * @property {(seconds: number) => void} pdStart  A cell starts, with its time limit.
+ * @property {() => void} pdStop  The cell ended.
+ * @property {() => number} pdExpired  1 once the running cell's time limit has passed.
+ * @property {(outcome: string) => void} pdOutcome  A cell's verdict, as JSON.
  */
 
 export {};
