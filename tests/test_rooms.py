@@ -112,6 +112,69 @@ def test_a_back_import_is_caught(tmp_path: Path) -> None:
     assert "pyodide imports checking (promptdojo.checking)" in found[1]
 
 
+def _loaded_at_import(path: Path, package: Path) -> set[str]:
+    """The modules of ours that importing ``path`` imports: its module-level imports (those under
+    ``if TYPE_CHECKING:`` and inside functions run later, or never), a ``from a import b`` as
+    ``a.b`` when ``b`` is a module."""
+    modules = {_module_name(p, package) for p in package.rglob("*.py")}
+    found = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [
+                f"{node.module}.{a.name}"
+                if f"{node.module}.{a.name}".removeprefix("promptdojo.") in modules
+                else node.module
+                for a in node.names
+            ]
+        else:
+            continue
+        found |= {
+            n.removeprefix("promptdojo.") for n in names if n.startswith("promptdojo.")
+        } & modules
+    return found
+
+
+def import_loops(package: Path) -> list[list[str]]:
+    """Each loop of module-level imports between our modules, as the modules on it."""
+    graph = {
+        _module_name(path, package): _loaded_at_import(path, package)
+        for path in package.rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    loops, state = [], {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for other in sorted(graph.get(module, ())):
+            if state.get(other) == "open":
+                loops.append([*trail[trail.index(other) :], other])
+            elif other not in state:
+                visit(other, [*trail, other])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return loops
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert import_loops(PACKAGE) == []
+
+
+def test_an_import_loop_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "promptdojo"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.npz", "*.json", "*.txt"))
+    outline = copy / "course" / "outline.py"
+    outline.write_text(outline.read_text() + "\nfrom promptdojo.course import validate\n")
+    loops = import_loops(copy)
+    assert any({"course.outline", "course.validate"} <= set(loop) for loop in loops), loops
+
+
 def test_only_the_command_line_imports_the_web_room() -> None:
     importers = {
         path.relative_to(PACKAGE).as_posix()

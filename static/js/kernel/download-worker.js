@@ -1,8 +1,7 @@
 // A download worker (downloads.js): the kernel worker sends it one job's name and the page's
-// kernel config; it answers with `{name, value}` (its buffers moved, not copied), `{name, error}`
-// (why the download failed: the boot reports it and falls back), or `{name, retry}` (the result
-// could not be moved: the kernel worker downloads it itself). `{entries}` messages carry its
-// resource timings for the page's byte count, `{note}` a compressed copy it could not use.
+// kernel config, and it answers as shared/contract.js says (DownloadJob, DownloadAnswer): the
+// job's value (its buffers moved), why it failed, or that it must be done again in the kernel
+// worker; and, unasked, its resource timings and its notes.
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import { withTwins, zstdLoader } from "../shared/twins.js";

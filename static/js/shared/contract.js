@@ -94,6 +94,31 @@
  */
 
 /**
+ * A kernel worker's request to its download worker (kernel/downloads.js, download-worker.js): one
+ * job of `JOBS` by name ("snapshot", "wheels"), with the page's kernel config.
+ *
+ * @typedef {object} DownloadJob
+ * @property {string} name
+ * @property {KernelConfig} config
+ */
+
+/**
+ * What a download worker says back: one of `value` (the job's result, its buffers moved, not
+ * copied), `error` (why it failed: the boot reports it and falls back) or `retry` (the result could
+ * not be moved: the kernel worker downloads it itself), with the job's `name`; or, unasked,
+ * `entries` (its resource timings, `[url, transferSize]`, for the page's byte count) or `note`
+ * (a compressed copy it could not use).
+ *
+ * @typedef {object} DownloadAnswer
+ * @property {string} [name]
+ * @property {*} [value]
+ * @property {string} [error]
+ * @property {string} [retry]
+ * @property {Array<[string, number]>} [entries]
+ * @property {string} [note]
+ */
+
+/**
  * What the service worker knows of the course (`self.promptdojoCourse`, the first line of the
  * served sw.js; promptdojo.web.offline.course_config).
  *
