@@ -75,7 +75,7 @@ class CheckJob(TypedDict):
     packages: list[str]
     packageWheels: list[dict[str, Any]]
     step: dict[str, Any]
-    timeLimit: float
+    time_limit: float
     seed: int | None
     numpy: bool
 
@@ -124,7 +124,7 @@ def step_job(
         packages=list(lesson.packages),
         packageWheels=lock.wheel_job(lesson.packages, cache_dir),
         step=step_to_dict(step),
-        timeLimit=lesson.time_limit,
+        time_limit=lesson.time_limit,
         seed=lesson.seed,
         numpy="numpy" in lesson.packages,
     )

@@ -42,7 +42,7 @@ def main() -> None:
     job = json.loads(js.pdJob)
     runner = StepRunner(
         step_from_dict(job["step"]),
-        job["timeLimit"],
+        job["time_limit"],
         limiter=InterruptLimiter(),
         seed=job.get("seed"),
         numpy=job.get("numpy", False),

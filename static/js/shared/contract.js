@@ -147,7 +147,7 @@
  * @property {string[]} packages  The lesson's packages.
  * @property {object[]} packageWheels  Their wheels, in install order.
  * @property {object} step  The step's cells (promptdojo.checking.serialize).
- * @property {number} timeLimit  The lesson's time limit in seconds.
+ * @property {number} time_limit  The lesson's time limit in seconds (read by the judge, in Python).
  * @property {number | null} seed  lesson.yaml's seed.
  * @property {boolean} numpy  Whether numpy is seeded too.
  */
