@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Collection
 
+from promptdojo.checking.backends.cpython_step import StepJob, StepLimits
 from promptdojo.checking.backends.forked import available as forked_available
 from promptdojo.checking.backends.forked import run_forked
 from promptdojo.checking.backends.process import complete, json_lines, process_budget, run_job
@@ -55,16 +56,16 @@ def run_step_in_process(lesson: Lesson, step: Step, pass_env: Collection[str] = 
     run = functools.partial(run_forked, numpy=numpy) if forked_available() else run_job
     ended = run(
         [sys.executable, "-m", STEP_MODULE],
-        {
-            "step": step_to_dict(step),
-            "time_limit": lesson.time_limit,
-            "seed": lesson.seed,
-            "numpy": numpy,
-            "limits": {
-                "cpu": lesson.cpu_limit,
-                "file_size": (lesson.file_size_limit_mb or DEFAULT_FILE_SIZE_LIMIT_MB) * MB,
-            },
-        },
+        StepJob(
+            step=step_to_dict(step),
+            time_limit=lesson.time_limit,
+            seed=lesson.seed,
+            numpy=numpy,
+            limits=StepLimits(
+                cpu=lesson.cpu_limit,
+                file_size=(lesson.file_size_limit_mb or DEFAULT_FILE_SIZE_LIMIT_MB) * MB,
+            ),
+        ),
         process_budget(lesson, step),
         crashed=_crashed,
         killed="the step's process",

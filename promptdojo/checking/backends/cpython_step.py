@@ -14,6 +14,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any, TypedDict
 
 from promptdojo.checking.judge import StepRunner
 from promptdojo.checking.limits import ProcessLimiter
@@ -21,9 +22,26 @@ from promptdojo.checking.outcome import CellOutcome
 from promptdojo.checking.serialize import step_from_dict
 
 
+class StepLimits(TypedDict):
+    """The process's own limits: CPU seconds (None: none) and the bytes a file may grow to."""
+
+    cpu: float | None
+    file_size: int
+
+
+class StepJob(TypedDict):
+    """The job file the CPython backend (``cpython.py``) writes for this process, which reads it."""
+
+    step: dict[str, Any]
+    time_limit: float
+    seed: int | None
+    numpy: bool
+    limits: StepLimits
+
+
 def main(argv: list[str]) -> int:
     job_path, result_path = Path(argv[0]), Path(argv[1])
-    job = json.loads(job_path.read_text(encoding="utf-8"))
+    job: StepJob = json.loads(job_path.read_text(encoding="utf-8"))
     limits = job.get("limits")
     limiter = None
     if limits is not None:
