@@ -52,12 +52,13 @@ BOOT_ROOMS = ("static/js/kernel", "static/js/shared")
 
 def _library() -> list[Path]:
     """The files whose change can change any cell's output: the learner library and kernel
-    (the package, less its authoring, checking and web rooms), and the front end's
+    (the package, less its authoring, checking, web and command-line rooms), and the front end's
     :data:`BOOT_ROOMS` when the source tree is there."""
     import promptdojo
 
     package = Path(promptdojo.__file__).resolve().parent
-    keep = [p for p in package.iterdir() if p.name not in ("course", "checking", "web", "cli.py")]
+    authoring = ("course", "checking", "web", "cli.py", "cli_options.py", "__main__.py")
+    keep = [p for p in package.iterdir() if p.name not in authoring]
     rooms = [package.parent / room for room in BOOT_ROOMS]
     return [*keep, *(room for room in rooms if room.is_dir())]
 

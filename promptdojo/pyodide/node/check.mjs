@@ -61,15 +61,15 @@ async function workerMain() {
 }
 
 /** What the check says of a cell the stop rule gave up on (`GAVE_UP`, stopper.js). */
-function gaveUpWhy(why, job) {
-  if (why === "not-taken") return `did not take the interrupt within ${job.graceMs / 1000} s`;
+function gaveUpWhy(why, job, GAVE_UP) {
+  if (why === GAVE_UP.NOT_TAKEN) return `did not take the interrupt within ${job.graceMs / 1000} s`;
   return `took the interrupt but did not stop within ${job.windDownMs / 1000} s more`;
 }
 
 async function main() {
   const [jobPath, outPath] = process.argv.slice(2);
   const job = JSON.parse(await readFile(jobPath, "utf8"));
-  const { escalateStop } = await import(pathToFileURL(path.resolve(job.boot)).href);
+  const { escalateStop, GAVE_UP } = await import(pathToFileURL(path.resolve(job.boot)).href);
   const shared = new SharedArrayBuffer(8);
   const flags = new Int32Array(shared);
   const result = { outcomes: [], missing: {}, crashed: null, boot: null };
@@ -101,7 +101,7 @@ async function main() {
           graceMs: job.graceMs,
           windDownMs: job.windDownMs,
           giveUp: async (why) => {
-            result.crashed = `a cell ran past its ${message.seconds} s time limit and ${gaveUpWhy(why, job)}`;
+            result.crashed = `a cell ran past its ${message.seconds} s time limit and ${gaveUpWhy(why, job, GAVE_UP)}`;
             await worker.terminate();
             await finish();
           },

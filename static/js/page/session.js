@@ -22,8 +22,8 @@ class StepState {
 export class KernelSession {
   /**
    * @param {import("./kernel-client.js").KernelClient} kernel  Used through its front door only:
-   *   `run`, `stop`, `stopCell`, `hasLearnerRun`, `canInterrupt`, `ready`/`onReady`, `restart`
-   *   and `addRestartListener`.
+   *   `run`, `stop`, `stopCell`, `hasLearnerRun`, `canInterrupt`, `onReady`, `restart` and
+   *   `addRestartListener`.
    */
   constructor(kernel) {
     this.kernel = kernel;
@@ -98,7 +98,7 @@ export class KernelSession {
   requestStop(why = "you pressed Stop") {
     this.stopsAsked += 1;
     if (this.kernel.hasLearnerRun()) this.kernel.stop(why);
-    else for (const waiter of this.waiters) waiter.why ??= why;
+    else for (const waiter of this.waiters) waiter.why = why;
   }
 
   /**
@@ -109,7 +109,7 @@ export class KernelSession {
   interruptCell(cellId, why) {
     if (!this.kernel.canInterrupt) return false;
     if (!this.kernel.stopCell(cellId, why)) {
-      for (const waiter of this.waiters) if (waiter.cellId === cellId) waiter.why ??= why;
+      for (const waiter of this.waiters) if (waiter.cellId === cellId) waiter.why = why;
     }
     return true;
   }
@@ -208,7 +208,7 @@ class StepSession {
     return result;
   }
 
-  /** Whether the learner's cell `cellId` ran to an end in this worker (static/js/order.js). */
+  /** Whether the learner's cell `cellId` ran to an end in this worker (static/js/page/order.js). */
   hasRun(cellId) {
     return this.session.stateOf(this.key).ran.has(cellId);
   }
