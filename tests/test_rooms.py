@@ -97,9 +97,15 @@ def test_every_import_runs_the_allowed_way() -> None:
     assert back_imports(PACKAGE) == []
 
 
-def test_a_back_import_is_caught(tmp_path: Path) -> None:
+def _package_copy(tmp_path: Path) -> Path:
+    """A copy of the package's Python, to plant a wrong import in."""
     copy = tmp_path / "promptdojo"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.npz", "*.json", "*.txt"))
+    return copy
+
+
+def test_a_back_import_is_caught(tmp_path: Path) -> None:
+    copy = _package_copy(tmp_path)
     model = copy / "course" / "model.py"
     model.write_text(model.read_text() + "\nfrom promptdojo.web.app import create_app\n")
     lock = copy / "pyodide" / "lock.py"
@@ -167,8 +173,7 @@ def test_no_module_imports_itself_back() -> None:
 
 
 def test_an_import_loop_is_caught(tmp_path: Path) -> None:
-    copy = tmp_path / "promptdojo"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.npz", "*.json", "*.txt"))
+    copy = _package_copy(tmp_path)
     outline = copy / "course" / "outline.py"
     outline.write_text(outline.read_text() + "\nfrom promptdojo.course import validate\n")
     loops = import_loops(copy)

@@ -202,7 +202,8 @@ def load_mapping(
 class LessonMeta:
     """What lesson.yaml says, with its defaults: a value of the wrong type or out of range was
     reported (:func:`parse_metadata`) and is read as its default, so a lesson with mistakes in
-    its metadata still loads."""
+    its metadata still loads. Its fields are :class:`~promptdojo.course.model.Lesson`'s, which
+    the parser makes from it whole."""
 
     id: str
     title: str

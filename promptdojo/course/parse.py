@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -119,21 +119,7 @@ def read_lesson(
         replace(step, problems=tuple(d for d in problems if d.location.path == step.path))
         for step in sorted(steps, key=lambda s: s.number)
     ]
-    return Lesson(
-        id=meta.id,
-        title=meta.title,
-        chapter=meta.chapter,
-        path=folder,
-        packages=meta.packages,
-        time_limit=meta.time_limit,
-        seed=meta.seed,
-        memory_limit_mb=meta.memory_limit_mb,
-        cpu_limit=meta.cpu_limit,
-        file_size_limit_mb=meta.file_size_limit_mb,
-        run_earlier_cells=meta.run_earlier_cells,
-        steps=tuple(steps),
-        problems=problems,
-    )
+    return Lesson(**asdict(meta), path=folder, steps=tuple(steps), problems=problems)
 
 
 def _read_steps(

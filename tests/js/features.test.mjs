@@ -10,39 +10,19 @@ import {
 } from "../../static/js/page/kernel-client.js";
 import { showKernelStatus, waitingText } from "../../static/js/page/status.js";
 import { FakeElement } from "./fake_dom.mjs";
+import { CONFIG, FakeWorker as SilentWorker, savedGlobals } from "./fake_worker.mjs";
 
-/** A kernel worker that records its messages and never answers. */
-class SilentWorker {
-  static made = [];
-  constructor(url, options) {
-    this.url = url;
-    this.options = options;
-    this.messages = [];
-    this.terminated = false;
-    SilentWorker.made.push(this);
-  }
-  postMessage(message) {
-    this.messages.push(message);
-  }
-  terminate() {
-    this.terminated = true;
-  }
-}
-
-const CONFIG = { workerUrl: "worker.js", timeLimit: 30, stopGraceMs: 1500, stopWindDownMs: 5000 };
-const saved = {};
+let restoreGlobals = () => {};
 
 beforeEach(() => {
-  for (const name of [
+  restoreGlobals = savedGlobals([
     "Worker",
     "SharedArrayBuffer",
     "crossOriginIsolated",
     "document",
     "location",
     "PerformanceObserver",
-  ]) {
-    saved[name] = Object.getOwnPropertyDescriptor(globalThis, name);
-  }
+  ]);
   SilentWorker.made = [];
   globalThis.Worker = SilentWorker;
   globalThis.document = { querySelector: () => null };
@@ -50,10 +30,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const [name, descriptor] of Object.entries(saved)) {
-    if (descriptor) Object.defineProperty(globalThis, name, descriptor);
-    else delete globalThis[name];
-  }
+  restoreGlobals();
   mock.timers.reset();
 });
 

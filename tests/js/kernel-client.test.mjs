@@ -6,39 +6,14 @@ import { afterEach, beforeEach, mock, test } from "node:test";
 import { KernelClient } from "../../static/js/page/kernel-client.js";
 import { FROM_WORKER, interruptedResult, TO_WORKER } from "../../static/js/shared/protocol.js";
 import { SIGINT } from "../../static/js/shared/stopper.js";
+import { CONFIG, FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
-/** A kernel worker the test speaks for: `say(message)` is a message from it to the page. */
-class FakeWorker {
-  static made = [];
-  constructor(url, options) {
-    this.url = url;
-    this.options = options;
-    this.messages = [];
-    this.terminated = false;
-    FakeWorker.made.push(this);
-  }
-  postMessage(message) {
-    this.messages.push(message);
-  }
-  terminate() {
-    this.terminated = true;
-  }
-  say(message) {
-    this.onmessage({ data: message, timeStamp: 0 });
-  }
-  /** The runs posted to it, by id. */
-  runs() {
-    return this.messages.filter((m) => m.type === TO_WORKER.RUN).map((m) => m.id);
-  }
-}
-
-const CONFIG = { workerUrl: "worker.js", timeLimit: 30, stopGraceMs: 1500, stopWindDownMs: 5000 };
 const GLOBALS = ["Worker", "crossOriginIsolated", "document", "PerformanceObserver"];
-const saved = {};
+let restoreGlobals = () => {};
 const ok = (value) => ({ ok: true, value: { "text/plain": value }, error_type: null });
 
 beforeEach(() => {
-  for (const name of GLOBALS) saved[name] = Object.getOwnPropertyDescriptor(globalThis, name);
+  restoreGlobals = savedGlobals(GLOBALS);
   FakeWorker.made = [];
   globalThis.Worker = FakeWorker;
   globalThis.crossOriginIsolated = true; // with SharedArrayBuffer: an interrupt buffer
@@ -48,10 +23,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const [name, descriptor] of Object.entries(saved)) {
-    if (descriptor) Object.defineProperty(globalThis, name, descriptor);
-    else delete globalThis[name];
-  }
+  restoreGlobals();
   mock.timers.reset();
 });
 

@@ -37,9 +37,8 @@ export const GAVE_UP = Object.freeze({
  */
 export function escalateStop({ buffer, graceMs, windDownMs, giveUp }) {
   let timer = null;
-  let over = false;
   const after = (ms, then) => {
-    timer = setTimeout(() => (over ? undefined : then()), ms);
+    timer = setTimeout(then, ms);
   };
   if (!buffer) {
     after(0, () => giveUp(GAVE_UP.NO_INTERRUPT));
@@ -50,8 +49,5 @@ export function escalateStop({ buffer, graceMs, windDownMs, giveUp }) {
       else after(windDownMs, () => giveUp(GAVE_UP.WOUND_DOWN));
     });
   }
-  return () => {
-    over = true;
-    clearTimeout(timer);
-  };
+  return () => clearTimeout(timer);
 }
