@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from promptdojo.course.definitions import Definition, step_definitions
+from promptdojo.course.needs import needed_cells
 from promptdojo.kernel import (
     FIGURE_MIME,
     HTML_FRAME_HEAD,
@@ -82,6 +83,7 @@ class StepData(TypedDict):
     timeLimits: dict[str, float]
     controls: dict[str, list[dict[str, Any]]]
     runEarlier: bool
+    needs: dict[str, list[str]]
     definitions: dict[str, Definition]
 
 
@@ -148,5 +150,7 @@ def step_data(lesson: Lesson, step: Step) -> StepData:
         # Running a cell runs the earlier ones not yet run first; a NameError says which cell
         # defines the name (static/js/page/order.js).
         runEarlier=lesson.run_earlier_cells,
+        # Of those, the ones each cell needs while the cells are as written (course/needs.py).
+        needs=needed_cells(step),
         definitions=step_definitions(lesson, step),
     )

@@ -18,6 +18,7 @@ from tests.conftest import REAL_LESSONS
 from tests.e2e.conftest import (
     READY,
     Server,
+    click_run,
     fresh_page,
     run,
     run_code,
@@ -108,3 +109,28 @@ def test_the_temperature_exercise_is_a_prediction_its_slider_confirms(
     expect(output).to_contain_text("the slider is at T=0.36, where P('the') = 0.902")
     cell.get_by_role("button", name="Check").press("Enter")
     expect(status).to_have_text("✓ Solved", timeout=30_000)
+
+
+def test_a_cell_pressed_first_runs_only_the_cells_above_it_needs(
+    browser: Browser, numpy_lessons_server: Server
+) -> None:
+    """Step 7's ``size`` reads nothing the cells above it make (promptdojo.course.needs): pressed
+    first on a fresh page, it runs alone, where it used to score four models first. Once the
+    learner edits it, it may read anything, and every cell above runs first, as before."""
+    page = fresh_page(browser, f"{numpy_lessons_server.url}/lessons/{LESSONS[0]}/7")
+    size = click_run(page, "size")
+    status = size.locator(".cell-status")
+    expect(status).to_contain_text("Done in", timeout=60_000)
+    expect(size.locator(".cell-output")).to_contain_text("an 8B model in fp16:")
+    expect(page.locator("#cell-perplexity .cell-status")).to_have_text("")
+    expect(size.locator(".order-note")).to_have_count(0)
+    size.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("print(sorted(results))")
+    page.keyboard.press("Control+Enter")
+    expect(size.locator(".cell-output")).to_have_text(
+        "['NVFP4', 'Q4_0', 'Q8_0', 'fp32', 'int4-g32']\n", timeout=120_000
+    )
+    expect(size.locator(".order-note")).to_contain_text("Ran 5 cells above first")
+    expect(page.locator("#cell-outputs .cell-status")).to_contain_text("Done in")
+    page.context.close()

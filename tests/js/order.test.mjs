@@ -3,7 +3,12 @@
 // defines the name.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { nameErrorHint, runEarlierFirst, undefinedName } from "../../static/js/page/order.js";
+import {
+  cellsNeeded,
+  nameErrorHint,
+  runEarlierFirst,
+  undefinedName,
+} from "../../static/js/page/order.js";
 import { KernelSession } from "../../static/js/page/session.js";
 import { FakeKernel as BaseKernel } from "./fake_kernel.mjs";
 
@@ -101,4 +106,29 @@ test("a NameError names the cell that defines the name", () => {
   assert.equal(nameErrorHint(error("own"), definitions, "mine", 3), null);
   assert.equal(nameErrorHint(error("nowhere"), definitions, "plot", 3), null);
   assert.equal(nameErrorHint(error("constructor"), definitions, "plot", 3), null);
+});
+
+test("a run needs the cells above the server names for it, until a cell is edited", () => {
+  const edits = new Set();
+  const cells = ["data", "more", "size", "plot"].map((id) => ({ id, edited: () => edits.has(id) }));
+  const needs = { data: [], more: ["data"], size: [], plot: ["data", "more"] };
+  const ids = (index) => cellsNeeded(cells, index, needs).map((cell) => cell.id);
+  assert.deepEqual(ids(2), []);
+  assert.deepEqual(ids(3), ["data", "more"]);
+  // The learner's code may read anything: an edit to the cell or one above brings them all.
+  edits.add("size");
+  assert.deepEqual(ids(2), ["data", "more"]);
+  assert.deepEqual(ids(3), ["data", "more", "size"]);
+  edits.clear();
+  edits.add("data");
+  assert.deepEqual(ids(2), ["data", "more"]);
+  // Below an edited cell only: those above it are as written.
+  edits.clear();
+  edits.add("plot");
+  assert.deepEqual(ids(2), []);
+  // A step sent without needs (an older page's data): every cell above.
+  assert.deepEqual(
+    cellsNeeded(cells, 2, undefined).map((cell) => cell.id),
+    ["data", "more"],
+  );
 });

@@ -1,8 +1,22 @@
 // No run-order trap: running a cell (or moving one of its controls) first runs the step's
-// earlier cells that have not run in this Python, each showing its output in its own cell, and
-// the cell says so in one quiet line. A lesson turns it off with `run_earlier_cells: false`
+// earlier cells it needs that have not run in this Python, each showing its output in its own
+// cell, and the cell says so in one quiet line. Which it needs, the server read from the code as
+// written (`needs`: promptdojo.course.needs); once the learner edited it or a cell above, all
+// those above. A lesson turns it off with `run_earlier_cells: false`
 // (lesson.yaml; the step's JSON says `runEarlier`). A NameError for a name an earlier cell, or
 // an earlier step, defines says which cell that is (`definitions`: promptdojo.course.definitions).
+
+/**
+ * The cells above `cells[index]` (`{id, edited()}`, in order) that its run needs: those `needs`
+ * names for it, while it and every cell above are as the lesson wrote them; else, or with no
+ * `needs` for it, every cell above.
+ */
+export function cellsNeeded(cells, index, needs) {
+  const above = cells.slice(0, index);
+  const mine = needs?.[cells[index].id];
+  if (!mine || [cells[index], ...above].some((cell) => cell.edited())) return above;
+  return above.filter((cell) => mine.includes(cell.id));
+}
 
 /**
  * Run `earlier` (the cells above, `{id, execute}` in order) that have not run in this Python, as

@@ -4,7 +4,7 @@
 import { liveRunner, mountControls } from "./controls.js";
 import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
 import { mountHelp } from "./help.js";
-import { runEarlierFirst, showNameErrorHint, showOrderNote } from "./order.js";
+import { cellsNeeded, runEarlierFirst, showNameErrorHint, showOrderNote } from "./order.js";
 import { appendOutput, showResult, showSetupFailures } from "./output.js";
 import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
 
@@ -22,8 +22,9 @@ export function mountStep(root, ctx) {
   const sections = [...root.querySelectorAll(".cell")];
   const cells = [];
   sections.forEach((section, index) => {
-    // The cells above, which a run of this one runs first when they have not run (order.js).
-    const earlier = ctx.data.runEarlier === false ? () => [] : () => cells.slice(0, index);
+    // The cells above this one needs, which its run runs first when they have not run (order.js).
+    const needed = () => cellsNeeded(cells, index, ctx.data.needs);
+    const earlier = ctx.data.runEarlier === false ? () => [] : needed;
     cells.push(mountCell(section, sections[index + 1], { ...ctx, earlier }));
   });
   // "Run all above": the earlier cells of the step in order, stopping at the first failure.
@@ -173,7 +174,8 @@ function mountCell(section, next, ctx) {
   section
     .querySelector(".reset")
     ?.addEventListener("click", () => restoreStarter("Reset to the starting code."));
-  return { id: cellId, section, execute, view, flush: saver.flush };
+  const edited = () => code() !== starterCode;
+  return { id: cellId, section, execute, view, edited, flush: saver.flush };
 }
 
 /** The cell's controls (controls.js), saved with the learner's edits; a change re-runs the cell. */

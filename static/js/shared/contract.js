@@ -53,6 +53,8 @@
  * @property {Object<string, number>} timeLimits  Each cell's time limit in seconds.
  * @property {Object<string, ControlSpec[]>} controls  The controls each cell declares literally.
  * @property {boolean} runEarlier  Whether a run first runs the earlier cells not yet run.
+ * @property {Object<string, string[]>} needs  Of those, the ids each cell's run needs while the
+ *   cells are as written (promptdojo.course.needs).
  * @property {Object<string, {cell: string, step: number, title: string}>} definitions  Where each
  *   name is first bound: its cell, and that cell's step.
  */

@@ -1,0 +1,126 @@
+"""Which cells above a cell its run needs (promptdojo.course.needs): the reading of names, and,
+for every cell of the real lessons, the proof that running only those first gives the output
+that running every cell above it gives, through the real checker."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from promptdojo.checking.judge import StepRunner
+from promptdojo.course import discover, load_lesson
+from promptdojo.course.model import Cell, Lesson, Step
+from promptdojo.course.needs import needed_cells, uses
+from promptdojo.course.parse import read_lesson
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def step_of(tmp_path: Path, cells: dict[str, str], extra: str = "") -> Step:
+    folder = tmp_path / "l"
+    folder.mkdir()
+    (folder / "lesson.yaml").write_text('id: needs\ntitle: Needs\nchapter: "ch 0"\n')
+    fences = "".join(f"```python {{#{i}}}\n{code}\n```\n\n" for i, code in cells.items())
+    (folder / "01-a.md").write_text(f"---\ntitle: A\n---\n\n{fences}{extra}")
+    lesson = read_lesson(folder, None)
+    assert lesson.problems == (), lesson.problems
+    return lesson.steps[0]
+
+
+def test_a_cell_reads_and_changes_the_names_its_syntax_shows() -> None:
+    found = uses("import numpy as np\nresults['a'] = f(x)\nfor v in gen:\n    print(v, n)\n")
+    assert found.reads >= {"results", "f", "x", "gen", "n"}
+    assert found.changes >= {"np", "results", "x", "gen", "v"}
+    assert "n" not in found.changes  # print only reads its arguments
+    assert not found.opaque
+    method = uses("np.random.seed(0)\nmodel.quantized('Q8_0')\ncounter += 1\n")
+    assert method.changes >= {"np", "model", "counter"}
+
+
+@pytest.mark.parametrize(
+    "code", ["exec('a = 1')", "globals()['a'] = 1", "from math import *", "def (:"]
+)
+def test_code_whose_names_no_syntax_shows_reads_and_changes_everything(code: str) -> None:
+    assert uses(code).opaque
+
+
+def test_a_cell_needs_the_cells_that_bind_or_change_what_it_reads(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "data": "results = {'a': 1}",
+            "more": "results['b'] = 2",
+            "other": "n = 8",
+            "plot": "print(sorted(results))",
+            "alone": "print(3 * 4)",
+            "uses-n": "total = n * 2",
+        },
+    )
+    needs = needed_cells(step)
+    assert needs["plot"] == ["data", "more"]  # the change to results too, not just its binding
+    assert needs["alone"] == []
+    assert needs["uses-n"] == ["other"]
+    assert needs["data"] == []
+
+
+def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
+    step = step_of(tmp_path, {"a": "x = 1", "b": "y = x + 1", "c": "z = 5", "d": "print(y)"})
+    assert needed_cells(step)["d"] == ["a", "b"]
+
+
+def test_a_cell_that_reaches_every_name_needs_every_cell_above(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "a": "x = 1",
+            "b": "y = 2",
+            "c": "print(globals().get('x'))",
+            "d": "print(w)",
+            "e": "w = 3",
+        },
+    )
+    needs = needed_cells(step)
+    assert needs["c"] == ["a", "b"]
+    assert needs["d"] == ["a", "b", "c"]  # c may bind w, and needs what it reads: everything
+    assert needs["e"] == []  # it reads nothing
+
+
+def test_an_exercise_needs_what_its_check_reads(tmp_path: Path) -> None:
+    exercise = (
+        "```python {#ex .exercise}\nanswer = None\n```\n\n"
+        "```python {.check for=ex}\nassert answer == total\n```\n\n"
+        "```python {.solution for=ex}\nanswer = total\n```\n"
+    )
+    step = step_of(tmp_path, {"base": "total = 3", "unrelated": "k = 1"}, exercise)
+    assert needed_cells(step)["ex"] == ["base"]
+
+
+def _lessons() -> list[Lesson]:
+    return [load_lesson(folder) for folder in discover(ROOT / "lessons")]
+
+
+def _runner(lesson: Lesson, step: Step) -> StepRunner:
+    numpy = "numpy" in lesson.packages
+    return StepRunner(step, lesson.time_limit, seed=lesson.seed, numpy=numpy)
+
+
+def _only(step: Step, keep: set[str]) -> Step:
+    parts = tuple(p for p in step.parts if not isinstance(p, Cell) or p.id in keep)
+    exercises = tuple(e for e in step.exercises if e.id in keep)
+    return replace(step, parts=parts, exercises=exercises)
+
+
+@pytest.mark.parametrize("lesson", _lessons(), ids=lambda lesson: lesson.id)
+def test_every_lesson_cell_shows_the_same_after_only_its_needed_cells(lesson: Lesson) -> None:
+    """The real checker runs each step in order; then, for each cell, a fresh namespace runs the
+    step's set-up, only the cells it needs, and the cell: its verdict and output are the same."""
+    for step in lesson.steps:
+        full = {o.cell_id: o for o in _runner(lesson, step).run()}
+        for cell_id, needed in needed_cells(step).items():
+            alone = {o.cell_id: o for o in _runner(lesson, _only(step, {*needed, cell_id})).run()}
+            got, want = alone[cell_id], full[cell_id]
+            where = f"{lesson.id}/{step.number}/{cell_id} after {needed}"
+            assert (got.status, got.message) == (want.status, want.message), where
+            assert got.output == want.output, where
