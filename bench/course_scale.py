@@ -7,8 +7,9 @@ The course is generated in a temporary folder from the real lesson (copies with 
 lessons a chapter in a course.yaml). Each figure comes from the real command or server:
 
 - ``validate``: ``promptdojo validate`` in a fresh process, cold (no parse cache: a fresh
-  clone, as CI and a new author meet it; the goal is about this one), and again with nothing
-  changed (the cache the cold run left reused);
+  clone, as a new author meets it; the goal is about this one), again with nothing changed (the
+  cache the cold run left reused), and in a fresh copy of the course at the same path with that
+  cache kept (what a CI job that caches ``.cache/parsed`` between runs meets);
 - reload: ``serve --reload`` on the course; a step file is saved and the time until the server's
   live-reload stream says ``reload`` and the step page then shows the new text, five times;
 - pages: the index and a step page, 16 keyed-alive clients for 5 s each (``bench/server.py``'s
@@ -89,10 +90,19 @@ def bench_validate(lessons: Path, work: Path) -> dict:
         shutil.rmtree(cache, ignore_errors=True)
         colds.append(timed(command, work))
     warm = min(timed(command, work) for _ in range(3))
+    clones = []
+    for _ in range(3):
+        # A fresh checkout at the same path: the same bytes, new inodes and times (as in a CI
+        # job that restored the cache folder from an earlier run).
+        shutil.copytree(lessons, lessons.with_name("clone"), copy_function=shutil.copy)
+        shutil.rmtree(lessons)
+        lessons.with_name("clone").rename(lessons)
+        clones.append(timed(command, work))
     return {
         "cold_s": round(min(colds), 2),
         "cold_runs_s": [round(c, 2) for c in colds],
         "unchanged_s": round(warm, 2),
+        "fresh_clone_cached_s": round(min(clones), 2),
     }
 
 

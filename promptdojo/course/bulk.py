@@ -3,7 +3,9 @@ cache folder that keeps what each folder was read into, so a folder none of whos
 (nor the parser, nor the lock it is read against) is not read again.
 
 ``validate``, the server and ``export`` share it: after one of them has read a course, the others
-start from what it kept (``.cache/parsed/`` by default, beside the other caches).
+start from what it kept (``.cache/parsed/`` by default, beside the other caches). What is kept is
+named by the files' contents, not their times: a fresh clone at the same path (a CI job that
+restores the folder from an earlier run) reads again only the lessons that differ.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ _BROKEN = (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, T
 
 def _parser_version(salt: str) -> str:
     """What the parse depends on besides the lesson's files: the authoring code and the pinned
-    lock (their sizes and modification times), and this Python."""
+    lock (their contents), and this Python."""
     import promptdojo.course
     from promptdojo.pyodide.lock import Lock
 
@@ -46,23 +48,23 @@ def _parser_version(salt: str) -> str:
         course.parent / "ui.py",
         course.parent / "kernel.py",
     ]:
-        info = path.stat()
-        digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+        digest.update(f"{path.name}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
     digest.update(Lock.pinned().version.encode())
     digest.update(salt.encode())
     return digest.hexdigest()
 
 
 def _identity(folder: Path, version: str) -> str:
-    """A name for the state of ``folder``'s files (each one's inode, size and times)."""
+    """A name for the state of ``folder``'s files: each one's name and contents (the parsed
+    lesson names its files by path, so the folder's path is part of it too)."""
     digest = hashlib.sha256(f"{folder.resolve()}\0{version}".encode())
     for path in sorted([*folder.iterdir(), *folder.glob("recorded/*")]):
         try:
-            info = path.stat()
+            content = path.read_bytes() if path.is_file() else b"\0folder"
         except OSError:
             continue
-        stamp = (path.name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        digest.update(repr(stamp).encode())
+        digest.update(f"{path.relative_to(folder)}\0{len(content)}\0".encode())
+        digest.update(hashlib.sha256(content).digest())
     return digest.hexdigest()[:40]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -109,6 +110,39 @@ def test_validate_reuses_the_lessons_that_did_not_change(
     changed = validation.validate([lessons], cache=cache)
     assert parsed == [lessons / "knobs"]  # only the lesson whose file changed
     assert [d.location.path for d in changed.diagnostics] == [step]
+
+
+def test_a_fresh_clone_with_the_cache_restored_parses_only_what_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache names what it keeps by the files' contents: a new checkout at the same path
+    (new inodes and times, as a CI job that restores the cache folder gets) parses nothing
+    again, and a file whose bytes changed is parsed again even with its old size and times."""
+    from promptdojo.course import parse
+    from promptdojo.course import validate as validation
+    from tests.support.course import make_course
+
+    lessons = make_course(tmp_path)
+    cache = tmp_path / "parsed"
+    assert validation.validate([lessons], cache=cache).ok
+    shutil.copytree(lessons, tmp_path / "clone", copy_function=shutil.copy)  # new times
+    shutil.rmtree(lessons)
+    (tmp_path / "clone").rename(lessons)
+    parsed: list[Path] = []
+    real = parse.read_lesson
+    monkeypatch.setattr(
+        parse, "read_lesson", lambda folder, *rest: parsed.append(folder) or real(folder, *rest)
+    )
+    assert validation.validate([lessons], cache=cache).ok
+    assert parsed == []
+    step = sorted((lessons / "hello").glob("0*.md"))[0]
+    info = step.stat()
+    text = step.read_text()
+    step.write_text(text[:-1] + "!")  # one byte changed, the size the same
+    os.utime(step, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert step.stat().st_size == info.st_size
+    validation.validate([lessons], cache=cache)
+    assert parsed == [lessons / "hello"]
 
 
 GIVEAWAY = """---
