@@ -33,7 +33,14 @@ def machine() -> dict[str, object]:
         "platform": platform.platform(),
         # The machine is shared: its load (1, 5, 15 minutes) when the figures were saved.
         "load_average": [round(v, 1) for v in os.getloadavg()],
+        "python_loop_ms": python_loop_ms(),
     }
+
+
+def python_loop_ms() -> float:
+    """Milliseconds this machine takes for a fixed loop of pure Python (best of 3): the
+    figures in seconds, such as ``validate``'s, scale with it from one machine to the next."""
+    return round(1000 * best_of(lambda: sum(i * i for i in range(2_000_000)), repeat=3), 1)
 
 
 def _commit() -> str:

@@ -12,7 +12,8 @@ fails on a name an earlier cell defines, a second fresh page runs the step's ear
   hidden set-up cells included); for an exercise, whose status is a verdict, the worker's time
   in the cell, its check and the set-up cells;
 * ``worker_ms``: the worker's time in Python for the cell (the kernel result's ``ms``);
-* ``setup_ms``: the worker's time in the step's hidden set-up cells run before it, on this press.
+* ``setup_ms``: the worker's time in the step's hidden set-up cells, and in the cells above it
+  that the press ran first (``ran_first``: those it needs that had not run, order.js).
 
 The warm median beside it is ``bench/lesson_cells.py``'s (repeated runs, after the wasm warmed
 up), read from its latest result. Step 1 also gives "ready → first output": its first cell
@@ -69,6 +70,7 @@ def press(page, lesson: Lesson, step: Step, cell_id: str) -> dict:
     expect(status).not_to_have_text("", timeout=5000)
     runs = kernel_runs(page)[before:]
     ours = [r["cellId"].removesuffix("-check") == cell_id for r in runs]
+    visible = {c.id for c in step.cells} - {cell_id}
     worker = sum(r["ms"] or 0 for r, mine in zip(runs, ours, strict=True) if mine)
     others = sum(r["ms"] or 0 for r, mine in zip(runs, ours, strict=True) if not mine)
     error = section.locator(".cell-output pre.error")
@@ -77,6 +79,8 @@ def press(page, lesson: Lesson, step: Step, cell_id: str) -> dict:
         "error": error.first.inner_text() if error.count() else "",
         "worker_ms": round(worker, 1),
         "setup_ms": round(others, 1),
+        # The cells above it that this press ran first (order.js), in the order they ran.
+        "ran_first": [r["cellId"] for r in runs if r["cellId"] in visible],
     }
 
 
@@ -115,6 +119,7 @@ def first_run(browser, base: str, lesson: Lesson, step: Step, index: int) -> dic
         ),
         "worker_ms": result["worker_ms"],
         "setup_ms": result["setup_ms"],
+        "ran_first": result["ran_first"],
         "with_earlier_cells": setup,
         "status": result["status"],
     }

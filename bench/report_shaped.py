@@ -191,8 +191,9 @@ def _crowd(crowd: dict, links: dict) -> list[str]:
     return lines
 
 
-def first_run_section(result: dict, cells: dict | None) -> list[str]:
-    """Every cell's first run on a fresh page beside the warm median, per engine.
+def first_run_section(result: dict, cells: dict | None, baseline: dict | None = None) -> list[str]:
+    """Every cell's first run on a fresh page beside the warm median, per engine; with
+    ``baseline`` (an earlier first-run result), its first run too.
 
     The warm medians come from ``cells`` (bench/lesson_cells.py's result of the same
     ``make bench``) where given, else from what the first-run result kept.
@@ -201,29 +202,52 @@ def first_run_section(result: dict, cells: dict | None) -> list[str]:
     lines = ["## First runs on a fresh page", ""]
     for engine, fig in result["figures"].items():
         out = fig["first_output"]
+        old = (baseline or {}).get("figures", {}).get(engine)
+        before = {c["cell"]: c for c in old["per_cell"]} if old else {}
         lines += [
             f"From `{result['command']}` ({result['date']}, commit {result['commit']}): {engine},"
             f" Pyodide {fig['pyodide']} with numpy. Each cell pressed once on a freshly loaded"
             " step page (a new browser context), after the step's earlier cells where it needs"
             " them. First run: the page's own \"Done in\" (for an exercise, the worker's time in"
-            " the cell, its check and the step's set-up);"
+            " the cell, its check and the step's set-up), the cells above it that the press ran"
+            " first included;"
             " warm: `bench/lesson_cells.py`'s median of repeated runs. Times depend on the"
             " machine's load.",
             "",
             f"Step 1's first cell (`{out['cell']}`) pressed at ready: {out['click_to_output_ms']:,}"
             f" ms from the click to its output, {out['ready_to_output_ms']:,} ms from `pd:ready`.",
             "",
-            "| cell | first run (ms) | the cell in the worker (ms) | step set-up in the worker"
-            " (ms) | warm median (ms) | earlier cells run first |",
-            "| --- | --- | --- | --- | --- | --- |",
         ]
+        if before:
+            lines += [
+                f"Before: `{baseline['command']}` ({baseline['date']}, commit"
+                f" {baseline['commit']}), the same machine: slowest first run"
+                f" {old['slowest_first_run_ms']:,} ms, {old['cells_over_goal']} cells over"
+                f" 2 s; now {fig['slowest_first_run_ms']:,} ms and {fig['cells_over_goal']}.",
+                "",
+            ]
+        head = (
+            "| cell | first run (ms) | the cell in the worker (ms) | set-up and cells run first,"
+            " in the worker (ms) | cells above run first | warm median (ms) |"
+            " earlier cells pressed by the bench |"
+        )
+        lines += [head + (" first run before (ms) |" if before else ""), _rule(head, before)]
         for c in fig["per_cell"]:
             warm_ms = warm_of.get(c["cell"], c["warm_ms"]) if cells else c["warm_ms"]
             warm = f"{warm_ms:,.0f}" if warm_ms is not None else ""
-            lines.append(
+            ran = len(c["ran_first"]) if "ran_first" in c else ""
+            row = (
                 f"| `{c['cell']}` | {c['done_ms']:,.0f} | {c['worker_ms']:,.0f} |"
-                f" {c.get('setup_ms', 0):,.0f} | {warm} | "
+                f" {c.get('setup_ms', 0):,.0f} | {ran} | {warm} | "
                 f"{'yes' if c['with_earlier_cells'] else ''} |"
             )
+            if before:
+                was = before.get(c["cell"])
+                row += f" {was['done_ms']:,.0f} |" if was else " |"
+            lines.append(row)
         lines.append("")
     return lines[:-1]
+
+
+def _rule(head: str, before: dict) -> str:
+    return "|" + " --- |" * (head.count("|") - 1 + (1 if before else 0))
