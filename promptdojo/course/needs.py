@@ -11,13 +11,17 @@ The reading is conservative: a cell may change a name when it binds it (assignme
 ``def``, loop target, ``global``), stores into it (``x[k] = v``, ``x.a = v``, ``x += 1``),
 calls a method on it or passes it to a call (``x.append(1)``, ``np.random.seed(0)``, ``f(x)``;
 the builtins that never change their arguments, like ``print`` and ``len``, aside), or iterates
-it (a generator). A cell that reaches names no syntax shows (``exec``, ``globals()``,
-``import *``) or does not parse needs, and may change, everything.
+it (a generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.append(b)``,
+``f(a, b)``): a change through one is a change to every name it may share with, across the
+step, set-up cells included; imported names and builtins share nothing (``x = np.exp(y)`` does
+not tie every array to numpy). A cell that reaches names no syntax shows (``exec``,
+``globals()``, ``import *``) or does not parse needs, and may change, everything.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 
 from promptdojo.course.model import CellKind, Step
@@ -33,6 +37,7 @@ _READS_ONLY = frozenset(
 #: Calls that reach names no syntax shows: a cell making one may read or change any name.
 _OPAQUE = frozenset({"exec", "eval", "globals", "locals", "vars", "__import__"})
 _CHAINS = (ast.Attribute, ast.Subscript, ast.Call, ast.Starred)
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,49 @@ class Uses:
     reads: frozenset[str] = frozenset()
     changes: frozenset[str] = frozenset()
     opaque: bool = False
+    #: Names that may come to share an object (``b = a``, ``b = a.T``, ``a.append(b)``): a
+    #: change through one is a change to the others.
+    links: tuple[frozenset[str], ...] = ()
+    #: Names bound by ``import``: modules and what they define, never one of the lesson's values.
+    imported: frozenset[str] = frozenset()
 
 
 _EVERYTHING = Uses(opaque=True)
+
+
+def _loaded(node: ast.AST | None) -> set[str]:
+    """Every name ``node`` reads."""
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound(target: ast.AST) -> set[str]:
+    """The names an assignment target binds or stores into (``a``, ``a, b``, ``a[k]``, ``a.x``)."""
+    found = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    root = _root(target)
+    return found | ({root} if root is not None else set())
+
+
+def _link(node: ast.AST) -> set[str]:
+    """The names ``node`` may make share an object: an assignment's targets and every name its
+    value reads (``b = a[1:]`` is a view of ``a``), a loop's or ``with``'s target and what it
+    comes from, a call's receiver and its arguments (``a.append(b)``, ``f(a, b)``)."""
+    if isinstance(node, ast.Assign):
+        return set().union(*map(_bound, node.targets)) | _loaded(node.value)
+    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+        return _bound(node.target) | _loaded(node.value)
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        return _bound(node.target) | _loaded(node.iter)
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return _bound(node.optional_vars) | _loaded(node.context_expr)
+    if isinstance(node, ast.Call) and not (
+        isinstance(node.func, ast.Name) and node.func.id in _READS_ONLY
+    ):
+        receiver = {_root(node.func)} - {None} if isinstance(node.func, ast.Attribute) else set()
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        return receiver | set().union(*map(_loaded, arguments))
+    return set()
 
 
 def _root(node: ast.AST) -> str | None:
@@ -84,7 +129,11 @@ def uses(code: str) -> Uses:
         return _EVERYTHING
     reads: set[str] = set()
     changes: set[str] = set()
+    imported: set[str] = set()
+    links: list[frozenset[str]] = []
     for node in ast.walk(tree):
+        if len(linked := _link(node)) > 1:
+            links.append(frozenset(linked))
         if isinstance(node, ast.Name):
             (reads if isinstance(node.ctx, ast.Load) else changes).add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -92,7 +141,8 @@ def uses(code: str) -> Uses:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             if any(alias.name == "*" for alias in node.names):
                 return _EVERYTHING
-            changes |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            changes |= imported
         elif isinstance(node, ast.Global | ast.Nonlocal):
             changes |= set(node.names)
         touched = _touched(node)
@@ -102,7 +152,7 @@ def uses(code: str) -> Uses:
         roots = {name for name in map(_root, touched) if name is not None}
         reads |= roots
         changes |= roots
-    return Uses(frozenset(reads), frozenset(changes))
+    return Uses(frozenset(reads), frozenset(changes), False, tuple(links), frozenset(imported))
 
 
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
@@ -127,20 +177,45 @@ def _merged(codes: list[str]) -> Uses:
     return Uses(
         frozenset().union(*(u.reads for u in found)),
         frozenset().union(*(u.changes for u in found)),
+        False,
+        tuple(link for u in found for link in u.links),
+        frozenset().union(*(u.imported for u in found)),
     )
+
+
+class _Sharing:
+    """Which of a step's names may share an object, from every link its cells make (set-up
+    cells included). Imported names and builtins never do: ``x = np.exp(y)`` does not make
+    every array share numpy."""
+
+    def __init__(self, found: list[Uses]) -> None:
+        imported = frozenset().union(*(u.imported for u in found))
+        bound = frozenset().union(*(u.changes for u in found)) - imported
+        outside = imported | (_BUILTINS - bound)
+        self.group: dict[str, set[str]] = {}
+        for link in (link - outside for u in found for link in u.links):
+            merged = set(link).union(*(self.group.get(name, ()) for name in link))
+            for name in merged:
+                self.group[name] = merged
+
+    def closure(self, names: set[str]) -> set[str]:
+        """``names`` and every name that may share an object with one of them."""
+        return set(names).union(*(self.group.get(name, ()) for name in names))
 
 
 def needed_cells(step: Step) -> dict[str, list[str]]:
     """For each visible cell of ``step``, the ids of the cells above it that its run needs
-    first, in order: those that may bind or change a name it reads, then what they read."""
+    first, in order: those that may bind or change a name it reads (or one sharing an object
+    with it), then what they read."""
     cells = [(cell_id, _merged(codes)) for cell_id, codes in _cell_codes(step)]
+    sharing = _Sharing([*(uses(c.code) for c in step.setup), *(u for _, u in cells)])
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
-        wanted, opaque, picked = set(own.reads), own.opaque, []
+        wanted, opaque, picked = sharing.closure(set(own.reads)), own.opaque, []
         for above_id, above in reversed(cells[:index]):
             if opaque or (above.opaque and wanted) or not above.changes.isdisjoint(wanted):
                 picked.append(above_id)
-                wanted |= above.reads
+                wanted = sharing.closure(wanted | above.reads)
                 opaque = opaque or above.opaque
         needs[cell_id] = picked[::-1]
     return needs

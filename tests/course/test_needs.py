@@ -65,6 +65,35 @@ def test_a_cell_needs_the_cells_that_bind_or_change_what_it_reads(tmp_path: Path
     assert needs["data"] == []
 
 
+def test_a_change_through_a_name_sharing_the_object_changes_it(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "make": "a = []",
+            "alias": "b = a",
+            "grow": "b.append(1)",
+            "view": "row = grid[0]",
+            "other": "c = 2",
+            "show": "print(a)",
+        },
+    )
+    assert needed_cells(step)["show"] == ["make", "alias", "grow"]
+
+
+def test_imported_names_and_builtins_share_no_object(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "imports": "from math import pi",
+            "a": "a = [pi, len('ab')]",
+            "b": "b = [pi, len('abc')]",
+            "grow": "a.append(1)",
+            "show": "print(b)",
+        },
+    )
+    assert needed_cells(step)["show"] == ["imports", "b"]
+
+
 def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
     step = step_of(tmp_path, {"a": "x = 1", "b": "y = x + 1", "c": "z = 5", "d": "print(y)"})
     assert needed_cells(step)["d"] == ["a", "b"]
