@@ -11,6 +11,7 @@ sends the map with the step (``static/js/page/order.js`` reads it).
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import TypedDict
 
 from promptdojo.course.model import Lesson, Step
@@ -87,22 +88,34 @@ class _Binder(ast.NodeVisitor):
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
-def bound_names(code: str) -> list[str]:
+def bound_names(code: str) -> tuple[str, ...]:
     """The names ``code`` binds at its top level, in order (a cell that does not parse: none)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        return ()
     binder = _Binder()
     binder.visit(tree)
-    return list(binder.names)
+    return tuple(binder.names)
 
 
 def _first_definitions(step: Step) -> dict[str, Definition]:
+    cells = tuple((cell.id, cell.code) for cell in step.cells)
+    return _definitions_of(str(step.path), step.number, step.title, cells)
+
+
+@lru_cache(maxsize=1024)
+def _definitions_of(
+    path: str, number: int, title: str, cells: tuple[tuple[str, str], ...]
+) -> dict[str, Definition]:
+    """Where each name the step's ``cells`` bind is first bound, kept per step file and code:
+    each step page lists the names of every earlier step's cells, so without it a lesson's
+    cells are parsed again for each step after theirs (an export renders them all). Callers
+    read it, never change it."""
     found: dict[str, Definition] = {}
-    for cell in step.cells:
-        for name in bound_names(cell.code):
-            found.setdefault(name, {"cell": cell.id, "step": step.number, "title": step.title})
+    for cell_id, code in cells:
+        for name in bound_names(code):
+            found.setdefault(name, {"cell": cell_id, "step": number, "title": title})
     return found
 
 

@@ -58,41 +58,6 @@ class Uses:
 _EVERYTHING = Uses(opaque=True)
 
 
-def _loaded(node: ast.AST | None) -> set[str]:
-    """Every name ``node`` reads."""
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _bound(target: ast.AST) -> set[str]:
-    """The names an assignment target binds or stores into (``a``, ``a, b``, ``a[k]``, ``a.x``)."""
-    found = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    root = _root(target)
-    return found | ({root} if root is not None else set())
-
-
-def _link(node: ast.AST) -> set[str]:
-    """The names ``node`` may make share an object: an assignment's targets and every name its
-    value reads (``b = a[1:]`` is a view of ``a``), a loop's or ``with``'s target and what it
-    comes from, a call's receiver and its arguments (``a.append(b)``, ``f(a, b)``)."""
-    if isinstance(node, ast.Assign):
-        return set().union(*map(_bound, node.targets)) | _loaded(node.value)
-    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
-        return _bound(node.target) | _loaded(node.value)
-    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return _bound(node.target) | _loaded(node.iter)
-    if isinstance(node, ast.withitem) and node.optional_vars is not None:
-        return _bound(node.optional_vars) | _loaded(node.context_expr)
-    if isinstance(node, ast.Call) and not (
-        isinstance(node.func, ast.Name) and node.func.id in _READS_ONLY
-    ):
-        receiver = {_root(node.func)} - {None} if isinstance(node.func, ast.Attribute) else set()
-        arguments = [*node.args, *(k.value for k in node.keywords)]
-        return receiver | set().union(*map(_loaded, arguments))
-    return set()
-
-
 def _root(node: ast.AST) -> str | None:
     """The name an attribute, subscript or call chain starts from (``a`` of ``a.b[1].c()``)."""
     while isinstance(node, _CHAINS):
@@ -121,8 +86,40 @@ def _touched(node: ast.AST) -> list[ast.AST] | None:
     return [] if node.func.id in _READS_ONLY else arguments
 
 
+#: The nodes :func:`_touched` looks at; and those the walk enters (not a name's context, an
+#: operator or a constant, which hold no names).
+_MAY_CHANGE = frozenset(
+    {ast.Attribute, ast.Subscript, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension}
+    | {ast.Starred, ast.Call}
+)
+_WALKED = (ast.stmt, ast.expr, ast.comprehension, ast.keyword, ast.arguments, ast.arg)
+_WALKED += (ast.withitem, ast.excepthandler, ast.match_case, ast.pattern, ast.alias)
+
+#: Statements that hold others whose headers link nothing (``if a is b:``). A loop's target
+#: and what it runs over, and a ``with``'s items, are linked as a simple statement's names are.
+_HOLDERS = (ast.If, ast.While, ast.Try, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef)
+_HOLDERS += (ast.ClassDef, getattr(ast, "TryStar", ast.Try))
+
+
+def _link_of(node: ast.AST, owner: set[str] | None, links: list[set[str]]) -> set[str] | None:
+    """Where the names below ``node`` go to be linked: a statement starts a set of its own (the
+    names a simple statement mentions may share an object: ``b = a[1:]``, ``a.append(b)``,
+    ``f(a, b)``; the statements a loop holds start their own); a call of a builtin that only
+    reads (``print(a, b)``) and the headers of ``if``, ``def`` and the like link nothing."""
+    if not isinstance(node, ast.stmt):
+        return owner
+    if isinstance(node, _HOLDERS):
+        return None
+    call = node.value if isinstance(node, ast.Expr) else None
+    if isinstance(call, ast.Call) and getattr(call.func, "id", None) in _READS_ONLY:
+        return None
+    links.append(set())
+    return links[-1]
+
+
 def uses(code: str) -> Uses:
-    """What ``code`` may read and change, at any depth (a function it defines included)."""
+    """What ``code`` may read and change, at any depth (a function it defines included), in
+    one walk over its syntax tree."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -130,12 +127,15 @@ def uses(code: str) -> Uses:
     reads: set[str] = set()
     changes: set[str] = set()
     imported: set[str] = set()
-    links: list[frozenset[str]] = []
-    for node in ast.walk(tree):
-        if len(linked := _link(node)) > 1:
-            links.append(frozenset(linked))
+    links: list[set[str]] = []
+    pending: list[tuple[ast.AST, set[str] | None]] = [(tree, None)]
+    while pending:
+        node, owner = pending.pop()
+        owner = _link_of(node, owner, links)
         if isinstance(node, ast.Name):
             (reads if isinstance(node.ctx, ast.Load) else changes).add(node.id)
+            if owner is not None:
+                owner.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             changes.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -145,14 +145,22 @@ def uses(code: str) -> Uses:
             changes |= imported
         elif isinstance(node, ast.Global | ast.Nonlocal):
             changes |= set(node.names)
-        touched = _touched(node)
-        if touched is None:
-            return _EVERYTHING
-        # A name changed in place is also read: the change builds on what it held.
-        roots = {name for name in map(_root, touched) if name is not None}
-        reads |= roots
-        changes |= roots
-    return Uses(frozenset(reads), frozenset(changes), False, tuple(links), frozenset(imported))
+        if type(node) in _MAY_CHANGE:
+            touched = _touched(node)
+            if touched is None:
+                return _EVERYTHING
+            # A name changed in place is also read: the change builds on what it held.
+            roots = {name for name in map(_root, touched) if name is not None}
+            reads |= roots
+            changes |= roots
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                pending += [(item, owner) for item in child if isinstance(item, _WALKED)]
+            elif isinstance(child, _WALKED):
+                pending.append((child, owner))
+    shared = tuple(frozenset(link) for link in links if len(link) > 1)
+    return Uses(frozenset(reads), frozenset(changes), False, shared, frozenset(imported))
 
 
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
@@ -192,15 +200,17 @@ class _Sharing:
         imported = frozenset().union(*(u.imported for u in found))
         bound = frozenset().union(*(u.changes for u in found)) - imported
         outside = imported | (_BUILTINS - bound)
-        self.group: dict[str, set[str]] = {}
+        group: dict[str, frozenset[str]] = {}
         for link in (link - outside for u in found for link in u.links):
-            merged = set(link).union(*(self.group.get(name, ()) for name in link))
+            merged = link.union(*(group.get(name, ()) for name in link))
             for name in merged:
-                self.group[name] = merged
+                group[name] = merged
+        self.group = group
 
     def closure(self, names: set[str]) -> set[str]:
         """``names`` and every name that may share an object with one of them."""
-        return set(names).union(*(self.group.get(name, ()) for name in names))
+        groups = {id(g): g for name in names if (g := self.group.get(name)) is not None}
+        return set(names).union(*groups.values())
 
 
 def needed_cells(step: Step) -> dict[str, list[str]]:

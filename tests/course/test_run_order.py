@@ -54,10 +54,10 @@ def test_bound_names_are_the_top_level_bindings() -> None:
         "with open('f') as fh:\n    pass\nif True:\n    t: int = 3\n[j for j in range(2)]\n"
         "(n := 5)\ncounter += 1\n"
     )
-    assert bound_names(code) == [
+    assert list(bound_names(code)) == [
         *("np", "os", "a", "c", "x", "y", "z", "f", "C", "i", "k", "fh", "t", "n")
     ]
-    assert bound_names("def (:") == []
+    assert bound_names("def (:") == ()
 
 
 def test_definitions_name_this_steps_cell_first_then_the_latest_earlier_step(
