@@ -222,8 +222,8 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
             lines += [
                 f"Before: `{baseline['command']}` ({baseline['date']}, commit"
                 f" {baseline['commit']}), the same machine: slowest first run"
-                f" {old['slowest_first_run_ms']:,} ms, {old['cells_over_goal']} cells over"
-                f" 2 s; now {fig['slowest_first_run_ms']:,} ms and {fig['cells_over_goal']}.",
+                f" {old['slowest_first_run_ms']:,.0f} ms, {old['cells_over_goal']} cells over"
+                f" 2 s; now {fig['slowest_first_run_ms']:,.0f} ms and {fig['cells_over_goal']}.",
                 "",
             ]
         head = (
