@@ -24,7 +24,7 @@ import ast
 import builtins
 from dataclasses import dataclass
 
-from promptdojo.course.model import CellKind, Step
+from promptdojo.course.model import Step
 
 #: Built-in functions that never change their arguments: passing a name to one only reads it.
 _READS_ONLY = frozenset(
@@ -166,11 +166,10 @@ def uses(code: str) -> Uses:
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
     """Each visible cell's id with its code; an exercise's with its check's and solution's,
     which run beside the learner's answer."""
-    exercises = {e.id: e for e in step.exercises}
     found = []
     for cell in step.cells:
         codes = [cell.code]
-        exercise = exercises.get(cell.id) if cell.kind is CellKind.EXERCISE else None
+        exercise = step.exercise(cell.id)
         if exercise is not None:
             codes += [exercise.check.code]
             codes += [exercise.solution.code] if exercise.solution is not None else []
