@@ -82,6 +82,8 @@ bench: install
 	$(BIN)/python bench/profile_boot.py
 	$(BIN)/python bench/lesson_cells.py --runs 3
 	$(BIN)/python bench/first_run.py --engine chromium
+	$(BIN)/python bench/first_run.py --engine firefox
+	$(BIN)/python bench/first_run.py --engine webkit
 	$(BIN)/python bench/export_boot.py --runs 5
 	$(BIN)/python bench/shaped_link.py --runs 3
 	$(BIN)/python bench/course_scale.py

@@ -64,7 +64,39 @@ ROWS = [
         "lesson cells whose first run on a fresh page takes over 2 s in Chromium",
         ("<=", 0),
     ),
+    # The other engines, beside Chromium's goal (bench/first_run.py --engine ...).
+    *(
+        row
+        for engine, name in (("firefox", "Firefox"), ("webkit", "WebKit"))
+        for row in (
+            (
+                f"first_run_{engine}",
+                f"{engine}.slowest_first_run_ms",
+                f"slowest first run of a lesson cell on a fresh page, {name} (ms)",
+                None,
+            ),
+            (
+                f"first_run_{engine}",
+                f"{engine}.cells_over_goal",
+                f"lesson cells whose first run on a fresh page takes over 2 s in {name}",
+                None,
+            ),
+            (
+                f"first_run_{engine}",
+                f"{engine}.first_output.click_to_output_ms",
+                f"step 1's first cell pressed at ready, {name}: click to output (ms)",
+                None,
+            ),
+        )
+    ),
 ]
+#: The first-run results of each engine (bench/first_run.py's result names), in table order.
+FIRST_RUN_ENGINES = {
+    "first_run": "Chromium",
+    "first_run_firefox": "Firefox",
+    "first_run_webkit": "WebKit",
+    "first_run_webkit-no-sab": "WebKit, no shared memory",
+}
 
 
 def _mb(n: float) -> str:
@@ -210,7 +242,7 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
             " step page (a new browser context), after the step's earlier cells where it needs"
             " them. First run: the page's own \"Done in\" (for an exercise, the worker's time in"
             " the cell, its check and the step's set-up), the cells above it that the press ran"
-            " first included;"
+            " first included; again: the same cell pressed a second time on that page;"
             " warm: `bench/lesson_cells.py`'s median of repeated runs. Times depend on the"
             " machine's load.",
             "",
@@ -226,10 +258,11 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
                 f" 2 s; now {fig['slowest_first_run_ms']:,.0f} ms and {fig['cells_over_goal']}.",
                 "",
             ]
+        again = all("again_ms" in c for c in fig["per_cell"])
         head = (
             "| cell | first run (ms) | the cell in the worker (ms) | set-up and cells run first,"
             " in the worker (ms) | cells above run first | warm median (ms) |"
-            " earlier cells pressed by the bench |"
+            " earlier cells pressed by the bench |" + (" again (ms) |" if again else "")
         )
         lines += [head + (" first run before (ms) |" if before else ""), _rule(head, before)]
         for c in fig["per_cell"]:
@@ -240,6 +273,7 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
                 f"| `{c['cell']}` | {c['done_ms']:,.0f} | {c['worker_ms']:,.0f} |"
                 f" {c.get('setup_ms', 0):,.0f} | {ran} | {warm} | "
                 f"{'yes' if c['with_earlier_cells'] else ''} |"
+                + (f" {c['again_ms']:,.0f} |" if again else "")
             )
             if before:
                 was = before.get(c["cell"])
@@ -251,3 +285,79 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
 
 def _rule(head: str, before: dict) -> str:
     return "|" + " --- |" * (head.count("|") - 1 + (1 if before else 0))
+
+
+def engines_section(results: dict) -> list[str]:
+    """Each cell's first run (and second press) side by side in every engine measured, beside
+    Chromium's warm median; empty with fewer than two engines."""
+    found = {name: results[key] for key, name in FIRST_RUN_ENGINES.items() if key in results}
+    if len(found) < 2:
+        return []
+    per_engine = {
+        name: {c["cell"]: c for fig in r["figures"].values() for c in fig["per_cell"]}
+        for name, r in found.items()
+    }
+    cells = results.get("lesson_cells", {}).get("figures", {}).get("per_cell", [])
+    warm = {c["cell"]: c["browser_ms"] for c in cells}
+    lines = [
+        "## First runs per engine",
+        "",
+        "Each engine's `python bench/first_run.py --engine ...` run (a fresh browser a cell:"
+        " Chromium a new context, Firefox and WebKit a new browser with a new profile). First:"
+        " the first press on a freshly loaded step page, the cells above it needs included;"
+        " again: the same cell pressed once more on that page; warm: Chromium's median of"
+        " repeated runs (`bench/lesson_cells.py`). Runs:",
+        "",
+        *(f"- {name}: {r['date']}, commit {r['commit']}." for name, r in found.items()),
+        *(
+            [
+                f"- warm medians: {results['lesson_cells']['date']}, commit"
+                f" {results['lesson_cells']['commit']}."
+            ]
+            if cells
+            else []
+        ),
+        "",
+    ]
+    head = "| cell |" + "".join(f" {n} first (ms) | {n} again (ms) |" for n in found)
+    lines += [head + " warm median, Chromium (ms) |", "|" + " --- |" * (head.count("|"))]
+    first = next(iter(per_engine.values()))
+    for cell in sorted(first, key=lambda c: -first[c]["done_ms"]):
+        row = f"| `{cell}` |"
+        for runs in per_engine.values():
+            c = runs.get(cell)
+            again = f"{c['again_ms']:,.0f}" if c and c.get("again_ms") is not None else ""
+            row += f" {c['done_ms']:,.0f} | {again} |" if c else " | |"
+        lines.append(row + (f" {warm[cell]:,.0f} |" if cell in warm else " |"))
+    return lines + _read_first(results, found)
+
+
+def _read_first(results: dict, at_ready: dict) -> list[str]:
+    """The runs whose presses waited a few seconds after ready (``--read-for``), beside the
+    same engine's presses at ready: the cells over 2 s in either."""
+    lines = []
+    for key, name in FIRST_RUN_ENGINES.items():
+        read = [r for k, r in results.items() if k.startswith(key + "_read")]
+        if not read or name not in at_ready:
+            continue
+        for result in read:
+            fig = next(iter(result["figures"].values()))
+            was = next(iter(at_ready[name]["figures"].values()))
+            now = {c["cell"]: c for c in fig["per_cell"]}
+            lines += [
+                "",
+                f"{name}, each cell pressed {fig['read_for_s']:g} s after ready, as a learner"
+                f" reading the step first (`{result['command']}`, {result['date']}, commit"
+                f" {result['commit']}): slowest first run {fig['slowest_first_run_ms']:,.0f} ms,"
+                f" {fig['cells_over_goal']} cells over 2 s; pressed at ready:"
+                f" {was['slowest_first_run_ms']:,.0f} ms and {was['cells_over_goal']}.",
+                "",
+                f"| cell | pressed at ready (ms) | pressed {fig['read_for_s']:g} s later (ms) |",
+                "| --- | --- | --- |",
+            ]
+            for c in was["per_cell"]:
+                later = now.get(c["cell"])
+                if c["done_ms"] > 2000 or (later and later["done_ms"] > 2000):
+                    shown = f"{later['done_ms']:,.0f}" if later else ""
+                    lines.append(f"| `{c['cell']}` | {c['done_ms']:,.0f} | {shown} |")
+    return lines
