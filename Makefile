@@ -84,6 +84,9 @@ bench: install
 	$(BIN)/python bench/first_run.py --engine chromium
 	$(BIN)/python bench/first_run.py --engine firefox
 	$(BIN)/python bench/first_run.py --engine webkit
+	$(BIN)/python bench/first_run.py --engine chromium --read-for 3
+	$(BIN)/python bench/first_run.py --engine firefox --read-for 3
+	$(BIN)/python bench/first_run.py --engine webkit --read-for 3
 	$(BIN)/python bench/export_boot.py --runs 5
 	$(BIN)/python bench/shaped_link.py --runs 3
 	$(BIN)/python bench/course_scale.py
