@@ -13,10 +13,12 @@ first (set-up, untimed) and then the cell. The times per cell:
   hidden set-up cells included); for an exercise, whose status is a verdict, the worker's time
   in the cell, its check and the set-up cells;
 * ``worker_ms``: the worker's time in Python for the cell (the kernel result's ``ms``);
-* ``setup_ms``: the worker's time in the step's hidden set-up cells, and in the cells above it
-  that the press ran first (``ran_first``: those it needs that had not run, order.js);
+* ``setup_ms``: the worker's time in the step's hidden set-up cells (the page starts them at
+  ready: counted when they end after the press), and in the cells above it that the press ran
+  first (``ran_first``: those it needs that had not run, order.js);
 * ``again_ms``: the second press on the same page (the set-up and the cells above have run), as
-  the page's "Done in", or the worker's time for an exercise: the same engine warmed by one run.
+  the page's "Done in", or the worker's time for an exercise: the same engine warmed by one run;
+  ``again_worker_ms``: that press's worker time in the cell, to set beside ``worker_ms``.
 
 With ``--read-for S`` each press waits S seconds after ready, as a learner reading the step
 first: the step's set-up (run at ready) and the engine's background compiling of the
@@ -84,7 +86,9 @@ def press(engine: Engine, step: Step, cell_id: str) -> dict:
     press_button(engine, cell_id, button)
     status = wait_done(engine, cell_id, CELL_TIMEOUT_S)
     runs = kernel_runs(engine)[before:]
-    ours = [r["cellId"].removesuffix("-check") == cell_id for r in runs]
+    # Its own runs: the cell, and its exercise's check (``<id>-check``); a cell may itself be
+    # named ``…-check``.
+    ours = [r["cellId"] in (cell_id, f"{cell_id}-check") for r in runs]
     visible = {c.id for c in step.cells} - {cell_id}
     worker = sum(r["ms"] or 0 for r, mine in zip(runs, ours, strict=True) if mine)
     others = sum(r["ms"] or 0 for r, mine in zip(runs, ours, strict=True) if not mine)
@@ -102,14 +106,22 @@ def press(engine: Engine, step: Step, cell_id: str) -> dict:
     }
 
 
+#: Installed as soon as the page has loaded, before "ready": the kernel's runs are recorded
+#: from its first, so the step's hidden set-up, which the page starts at ready, is among them.
+_RECORD_FROM_START = f"""(() => {{
+  const record = {_RECORD_RUNS};
+  if (window.promptdojoKernel) record();
+  else window.addEventListener("promptdojo:kernel", record, {{once: true}});
+}})()"""
+
+
 @contextlib.contextmanager
 def fresh_step(open_engine: Opener, url: str, read_for: float = 0) -> Iterator[Engine]:
     """A fresh browser on the step at ``url``, Python ready (and ``read_for`` seconds more, as
-    a learner reading the step before pressing), its kernel runs recorded."""
+    a learner reading the step before pressing), its kernel runs recorded from the start."""
     engine = open_engine()
     try:
-        open_ready(engine, url)
-        engine.evaluate(f"({_RECORD_RUNS})()")
+        open_ready(engine, url, then=lambda: engine.evaluate(_RECORD_FROM_START))
         time.sleep(read_for)
         yield engine
     finally:
@@ -149,6 +161,7 @@ def first_run(
         "setup_ms": result["setup_ms"],
         "ran_first": result["ran_first"],
         "again_ms": _done_ms(again),
+        "again_worker_ms": again["worker_ms"],
         "with_earlier_cells": setup,
         "status": result["status"],
     }
@@ -174,6 +187,7 @@ def _mark(name: str) -> str:
 def ready_to_output(open_engine: Opener, base: str, lesson: Lesson) -> dict:
     """Step 1's first cell pressed at "ready": milliseconds to its first output."""
     engine = open_engine()
+    engine.step = "ready to first output"
     try:
         engine.goto(f"{base}/lessons/{lesson.id}/1")
         engine.evaluate(f"({_PRESS_AT_READY})()")

@@ -238,7 +238,7 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
         before = {c["cell"]: c for c in old["per_cell"]} if old else {}
         lines += [
             f"From `{result['command']}` ({result['date']}, commit {result['commit']}): {engine},"
-            f" Pyodide {fig['pyodide']} with numpy. Each cell pressed once on a freshly loaded"
+            f" Pyodide {fig['pyodide']} with numpy. Each cell pressed on a freshly loaded"
             " step page (a new browser context), after the step's earlier cells where it needs"
             " them. First run: the page's own \"Done in\" (for an exercise, the worker's time in"
             " the cell, its check and the step's set-up), the cells above it that the press ran"
@@ -304,7 +304,7 @@ def engines_section(results: dict) -> list[str]:
         "",
         "Each engine's `python bench/first_run.py --engine ...` run (a fresh browser a cell:"
         " Chromium a new context, Firefox and WebKit a new browser with a new profile). First:"
-        " the first press on a freshly loaded step page, the cells above it needs included;"
+        " the first press on a freshly loaded step page, with the cells above that it needs;"
         " again: the same cell pressed once more on that page; warm: Chromium's median of"
         " repeated runs (`bench/lesson_cells.py`). Runs:",
         "",

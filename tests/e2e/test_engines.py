@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -85,9 +85,12 @@ def js(value: object) -> str:
     return json.dumps(value)
 
 
-def open_ready(engine: Engine, url: str) -> dict:
-    """Open ``url``, wait until Python is ready (or failed); return the ready phase's detail."""
+def open_ready(engine: Engine, url: str, then: Callable[[], object] | None = None) -> dict:
+    """Open ``url``, wait until Python is ready (or failed); return the ready phase's detail.
+    ``then`` runs once the page has loaded, before the wait (a benchmark's recorder, say)."""
     engine.goto(url)
+    if then is not None:
+        then()
     phase = wait_for(
         engine,
         "['ready', 'error'].includes(document.querySelector('.kernel-status')?.dataset.phase)"
