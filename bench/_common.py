@@ -44,13 +44,21 @@ def python_loop_ms() -> float:
 
 
 def _commit() -> str:
-    """The checkout's commit, so a figure can be reproduced (empty outside a git checkout)."""
+    """The checkout's commit, so a figure can be reproduced (empty outside a git checkout);
+    ``+changes`` after it when tracked files differ from it (the results, the report and its
+    notes aside), so a figure measured with code not yet committed says so."""
     import subprocess
 
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
-    return done.stdout.strip()
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD")
+    if not head:
+        return ""
+    prose = [":(exclude)bench/results", ":(exclude)BENCHMARKS.md", ":(exclude)bench/NOTES.md"]
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", *prose)
+    return head + ("+changes" if changed else "")
 
 
 def save(name: str, figures: dict[str, object], command: str) -> Path:
