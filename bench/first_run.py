@@ -106,13 +106,19 @@ def press(engine: Engine, step: Step, cell_id: str) -> dict:
     }
 
 
+def _once_kernel(function: str) -> str:
+    """An expression for the page: the JavaScript ``function`` called now if the page's kernel
+    exists, else as soon as it does (the ``promptdojo:kernel`` event)."""
+    return f"""(() => {{
+  const call = {function};
+  if (window.promptdojoKernel) call();
+  else window.addEventListener("promptdojo:kernel", () => call(), {{once: true}});
+}})()"""
+
+
 #: Installed as soon as the page has loaded, before "ready": the kernel's runs are recorded
 #: from its first, so the step's hidden set-up, which the page starts at ready, is among them.
-_RECORD_FROM_START = f"""(() => {{
-  const record = {_RECORD_RUNS};
-  if (window.promptdojoKernel) record();
-  else window.addEventListener("promptdojo:kernel", record, {{once: true}});
-}})()"""
+_RECORD_FROM_START = _once_kernel(_RECORD_RUNS)
 
 
 @contextlib.contextmanager
@@ -170,14 +176,11 @@ def first_run(
 #: Installed as soon as the page has loaded: the page itself presses the first cell's Run the
 #: moment the kernel is ready (after the page's own "ready" listeners), as a learner waiting with
 #: the mouse over it would, without the harness's own reaction time.
-_PRESS_AT_READY = """() => {
-  const press = (kernel) => kernel.addPhaseListener((phase) => {
-    if (phase === "ready") setTimeout(() => document.querySelector(".cell button.run").click(), 0);
-  });
-  const kernel = () => press(window.promptdojoKernel);
-  if (window.promptdojoKernel) kernel();
-  else window.addEventListener("promptdojo:kernel", kernel, {once: true});
-}"""
+_PRESS_AT_READY = _once_kernel(
+    """() => window.promptdojoKernel.addPhaseListener((phase) => {
+  if (phase === "ready") setTimeout(() => document.querySelector(".cell button.run").click(), 0);
+})"""
+)
 
 
 def _mark(name: str) -> str:
@@ -190,7 +193,7 @@ def ready_to_output(open_engine: Opener, base: str, lesson: Lesson) -> dict:
     engine.step = "ready to first output"
     try:
         engine.goto(f"{base}/lessons/{lesson.id}/1")
-        engine.evaluate(f"({_PRESS_AT_READY})()")
+        engine.evaluate(_PRESS_AT_READY)
         output = wait_for(engine, _mark("pd:first-output"))
         return {
             "cell": f"{lesson.id}/1/{lesson.steps[0].cells[0].id}",
