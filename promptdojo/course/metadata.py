@@ -6,6 +6,7 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ LESSON_KEYS: dict[str, type | tuple[type, ...]] = {
     "file_size_limit_mb": int,
     # Running a cell first runs the step's earlier cells not yet run (static/js/page/order.js).
     "run_earlier_cells": bool,
+    # Names whose objects no call changes, for which cells a run needs (course/needs.py).
+    "unchanged_by_calls": list,
 }
 #: ``chapter`` may be left out: course.yaml names each lesson's chapter.
 REQUIRED_LESSON_KEYS = ("id", "title")
@@ -50,6 +53,7 @@ _TYPE_NAMES = {
     "cpu_limit": "a number of seconds",
     "file_size_limit_mb": "a whole number of megabytes",
     "run_earlier_cells": "true or false",
+    "unchanged_by_calls": "a list of Python names",
 }
 _EXAMPLES = {
     "id": "my-lesson",
@@ -62,6 +66,7 @@ _EXAMPLES = {
     "cpu_limit": "60",
     "file_size_limit_mb": "256",
     "run_earlier_cells": "false",
+    "unchanged_by_calls": "[model, tok]",
 }
 
 
@@ -215,6 +220,7 @@ class LessonMeta:
     cpu_limit: float | None = None
     file_size_limit_mb: int | None = None
     run_earlier_cells: bool = True
+    unchanged_by_calls: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any], folder: Path) -> LessonMeta:
@@ -234,7 +240,15 @@ class LessonMeta:
             cpu_limit=_number(data, "cpu_limit", float, None),
             file_size_limit_mb=_number(data, "file_size_limit_mb", int, None),
             run_earlier_cells=data.get("run_earlier_cells") is not False,
+            unchanged_by_calls=tuple(_python_names(data.get("unchanged_by_calls"))),
         )
+
+
+def _python_names(value: Any) -> list[str]:
+    """The entries of ``value`` (a list) that are Python names; none when it is no list."""
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, str) and v.isidentifier() and not iskeyword(v)]
 
 
 def _text(data: dict[str, Any], key: str, default: str, valid: Any = None) -> str:
@@ -314,6 +328,15 @@ def _checked_metadata(folder: Path, report: Report, known: set[str] | None) -> d
                     f"package {name!r} is not in the pinned Pyodide's pyodide-lock.json",
                     closest_packages(str(name).lower(), known),
                 )
+    names = data.get("unchanged_by_calls")
+    for name in names if isinstance(names, list) else ():
+        if name not in _python_names([name]):
+            report.add(
+                path,
+                lines.get("unchanged_by_calls"),
+                f"unchanged_by_calls lists {name!r}, which is not a Python name",
+                "list the names a step's set-up binds, e.g. unchanged_by_calls: [model, tok]",
+            )
     for key in ("time_limit", "memory_limit_mb", "cpu_limit", "file_size_limit_mb"):
         value = data.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:

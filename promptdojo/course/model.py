@@ -197,6 +197,9 @@ class Lesson:
     file_size_limit_mb: int | None = None
     #: Whether running a cell first runs the step's earlier cells not yet run (lesson.yaml).
     run_earlier_cells: bool = True
+    #: Names whose objects the cells change only by assigning or storing into them, never by a
+    #: call (lesson.yaml; course/needs.py).
+    unchanged_by_calls: tuple[str, ...] = ()
     steps: tuple[Step, ...] = field(default_factory=tuple)
     #: Every mistake found in the lesson, in the order found; empty for a valid lesson.
     problems: tuple[Diagnostic, ...] = ()

@@ -16,12 +16,20 @@ it (a generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.a
 step, set-up cells included; imported names and builtins share nothing (``x = np.exp(y)`` does
 not tie every array to numpy). A cell that reaches names no syntax shows (``exec``,
 ``globals()``, ``import *``) or does not parse needs, and may change, everything.
+
+A lesson may name objects no call changes (lesson.yaml's ``unchanged_by_calls: [model, tok]``):
+calling a method on one of those names, or passing it to a call, then changes nothing, and they
+share nothing, as imported names; binding or storing into them still changes them. Step 4's
+heatmap reads ``model``; without that, its first run would wait for ``same-tokens``, which only
+calls ``model.generate``. The lesson's tests run each cell after only the cells it needs, so a
+name listed wrongly shows up there.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from promptdojo.course.model import Step
@@ -117,9 +125,9 @@ def _link_of(node: ast.AST, owner: set[str] | None, links: list[set[str]]) -> se
     return links[-1]
 
 
-def uses(code: str) -> Uses:
+def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     """What ``code`` may read and change, at any depth (a function it defines included), in
-    one walk over its syntax tree."""
+    one walk over its syntax tree; a call changes none of the names in ``unchanged``."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -152,7 +160,7 @@ def uses(code: str) -> Uses:
             # A name changed in place is also read: the change builds on what it held.
             roots = {name for name in map(_root, touched) if name is not None}
             reads |= roots
-            changes |= roots
+            changes |= roots - unchanged if isinstance(node, ast.Call) else roots
         for name in node._fields:
             child = getattr(node, name, None)
             if isinstance(child, list):
@@ -177,8 +185,8 @@ def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
     return found
 
 
-def _merged(codes: list[str]) -> Uses:
-    found = [uses(code) for code in codes]
+def _merged(codes: list[str], unchanged: frozenset[str]) -> Uses:
+    found = [uses(code, unchanged) for code in codes]
     if any(u.opaque for u in found):
         return _EVERYTHING
     return Uses(
@@ -192,13 +200,13 @@ def _merged(codes: list[str]) -> Uses:
 
 class _Sharing:
     """Which of a step's names may share an object, from every link its cells make (set-up
-    cells included). Imported names and builtins never do: ``x = np.exp(y)`` does not make
-    every array share numpy."""
+    cells included). Imported names, builtins and the names no call changes never do:
+    ``x = np.exp(y)`` does not make every array share numpy."""
 
-    def __init__(self, found: list[Uses]) -> None:
+    def __init__(self, found: list[Uses], unchanged: frozenset[str] = frozenset()) -> None:
         imported = frozenset().union(*(u.imported for u in found))
         bound = frozenset().union(*(u.changes for u in found)) - imported
-        outside = imported | (_BUILTINS - bound)
+        outside = imported | unchanged | (_BUILTINS - bound)
         group: dict[str, frozenset[str]] = {}
         for link in (link - outside for u in found for link in u.links):
             merged = link.union(*(group.get(name, ()) for name in link))
@@ -212,12 +220,14 @@ class _Sharing:
         return set(names).union(*groups.values())
 
 
-def needed_cells(step: Step) -> dict[str, list[str]]:
+def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str, list[str]]:
     """For each visible cell of ``step``, the ids of the cells above it that its run needs
     first, in order: those that may bind or change a name it reads (or one sharing an object
-    with it), then what they read."""
-    cells = [(cell_id, _merged(codes)) for cell_id, codes in _cell_codes(step)]
-    sharing = _Sharing([*(uses(c.code) for c in step.setup), *(u for _, u in cells)])
+    with it), then what they read. No call changes the names in ``unchanged_by_calls``."""
+    unchanged = frozenset(unchanged_by_calls)
+    cells = [(cell_id, _merged(codes, unchanged)) for cell_id, codes in _cell_codes(step)]
+    set_up = [uses(c.code, unchanged) for c in step.setup]
+    sharing = _Sharing([*set_up, *(u for _, u in cells)], unchanged)
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
         wanted, opaque, picked = sharing.closure(set(own.reads)), own.opaque, []

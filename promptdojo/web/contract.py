@@ -151,6 +151,6 @@ def step_data(lesson: Lesson, step: Step) -> StepData:
         # defines the name (static/js/page/order.js).
         runEarlier=lesson.run_earlier_cells,
         # Of those, the ones each cell needs while the cells are as written (course/needs.py).
-        needs=needed_cells(step),
+        needs=needed_cells(step, lesson.unchanged_by_calls),
         definitions=step_definitions(lesson, step),
     )

@@ -94,6 +94,29 @@ def test_imported_names_and_builtins_share_no_object(tmp_path: Path) -> None:
     assert needed_cells(step)["show"] == ["imports", "b"]
 
 
+def test_calls_on_a_name_no_call_changes_change_nothing(tmp_path: Path) -> None:
+    """lesson.yaml's ``unchanged_by_calls``: calling a method on such a name or passing it to a
+    call no longer counts as changing it, and it shares no object with what it meets; binding it
+    or storing into it still does."""
+    step = step_of(
+        tmp_path,
+        {
+            "make": "model = Model()",
+            "generate": "text = model.generate(8)",
+            "pass": "counter = count(model, tok)",
+            "store": "model.name = 'small'",
+            "show": "print(model.forward(3))",
+            "rebind": "model = Model()",
+            "again": "print(model.forward(4))",
+        },
+    )
+    assert needed_cells(step)["show"] == ["make", "generate", "pass", "store"]
+    needs = needed_cells(step, ["model", "tok"])
+    assert needs["show"] == ["make", "store"]
+    assert needs["again"] == ["make", "store", "rebind"]
+    assert uses("model.generate(8)", frozenset({"model"})).changes == frozenset()
+
+
 def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
     step = step_of(tmp_path, {"a": "x = 1", "b": "y = x + 1", "c": "z = 5", "d": "print(y)"})
     assert needed_cells(step)["d"] == ["a", "b"]
@@ -147,7 +170,7 @@ def test_every_lesson_cell_shows_the_same_after_only_its_needed_cells(lesson: Le
     step's set-up, only the cells it needs, and the cell: its verdict and output are the same."""
     for step in lesson.steps:
         full = {o.cell_id: o for o in _runner(lesson, step).run()}
-        for cell_id, needed in needed_cells(step).items():
+        for cell_id, needed in needed_cells(step, lesson.unchanged_by_calls).items():
             alone = {o.cell_id: o for o in _runner(lesson, _only(step, {*needed, cell_id})).run()}
             got, want = alone[cell_id], full[cell_id]
             where = f"{lesson.id}/{step.number}/{cell_id} after {needed}"

@@ -42,6 +42,24 @@ def test_a_run_earlier_cells_that_is_not_true_or_false_is_reported_at_its_line(
         ), problems
 
 
+def test_unchanged_by_calls_is_read_and_each_name_checked_at_its_line(tmp_path: Path) -> None:
+    good = read_lesson(lesson(tmp_path / "good", "unchanged_by_calls: [model, tok]\n"), None)
+    assert good.problems == ()
+    assert good.unchanged_by_calls == ("model", "tok")
+    folder = lesson(tmp_path / "bad", "unchanged_by_calls: [model, 2x, class]\n")
+    bad = read_lesson(folder, None)
+    assert bad.unchanged_by_calls == ("model",)
+    problems = [str(d) for d in bad.problems]
+    for name in ("'2x'", "'class'"):
+        assert any(
+            p.startswith(f"{folder / 'lesson.yaml'}:4: unchanged_by_calls lists {name}, which is")
+            for p in problems
+        ), problems
+    text = lesson(tmp_path / "text", "unchanged_by_calls: model\n")
+    problems = [str(d) for d in read_lesson(text, None).problems]
+    assert any("'unchanged_by_calls' must be a list of Python names" in p for p in problems)
+
+
 def test_a_bool_is_still_refused_where_a_number_belongs(tmp_path: Path) -> None:
     problems = [str(d) for d in read_lesson(lesson(tmp_path / "l", "seed: true\n"), None).problems]
     assert any("'seed' must be a whole number, not bool" in p for p in problems), problems
