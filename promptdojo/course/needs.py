@@ -81,7 +81,10 @@ def _touched(node: ast.AST) -> list[ast.AST] | None:
     if isinstance(node, ast.AugAssign):
         return [node.target]
     if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return [node.iter]
+        # Looping over a call's result changes that result, not the function called: the call
+        # itself says what it changes (``for i in range(n)`` changes neither ``range`` nor ``n``).
+        called = isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+        return [] if called else [node.iter]
     if isinstance(node, ast.Starred):
         return [node.value]
     if not isinstance(node, ast.Call):

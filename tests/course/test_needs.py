@@ -37,6 +37,11 @@ def test_a_cell_reads_and_changes_the_names_its_syntax_shows() -> None:
     assert not found.opaque
     method = uses("np.random.seed(0)\nmodel.quantized('Q8_0')\ncounter += 1\n")
     assert method.changes >= {"np", "model", "counter"}
+    looped = uses(
+        "for i in range(n):\n    pass\nfor k in d.keys():\n    pass\nfor x in iter(g):\n    pass\n"
+    )
+    assert looped.changes & {"range", "n", "iter"} == set()  # looping changes what a call returned
+    assert looped.changes >= {"d", "g"}  # a method called on d; iter, no builtin that only reads
 
 
 @pytest.mark.parametrize(
