@@ -14,8 +14,10 @@ the builtins that never change their arguments, like ``print`` and ``len``, asid
 it (a generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.append(b)``,
 ``f(a, b)``): a change through one is a change to every name it may share with, across the
 step, set-up cells included; imported names and builtins share nothing (``x = np.exp(y)`` does
-not tie every array to numpy). A cell that reaches names no syntax shows (``exec``,
-``globals()``, ``import *``) or does not parse needs, and may change, everything.
+not tie every array to numpy). The names a function or a comprehension binds are its own
+(``show@3:0.name``), so a helper's loop variable is never a cell's name of the same spelling.
+A cell that reaches names no syntax shows (``exec``, ``globals()``, ``import *``) or does not
+parse needs, and may change, everything.
 
 A lesson may name objects no call changes (lesson.yaml's ``unchanged_by_calls: [model, tok]``):
 calling a method on one of those names, or passing it to a call, then changes nothing, and they
@@ -128,6 +130,53 @@ def _link_of(node: ast.AST, owner: set[str] | None, links: list[set[str]]) -> se
     return links[-1]
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: A scope's own names, by the prefix they get there: ``show@3:0.name`` is ``name`` inside the
+#: function ``show`` defined at line 3, never the cells' ``name``.
+_Frames = tuple[tuple[str, frozenset[str]], ...]
+
+
+def _locals_of(node: ast.AST) -> frozenset[str] | None:
+    """The names local to the scope ``node`` opens (a function's parameters and what its body
+    binds, ``global`` and ``nonlocal`` names aside; a comprehension's loop targets), or None
+    when it opens none. Nested scopes keep theirs."""
+    if isinstance(node, _COMPREHENSIONS):
+        targets = [n for g in node.generators for n in ast.walk(g.target)]
+        return frozenset(n.id for n in targets if isinstance(n, ast.Name))
+    if not isinstance(node, _FUNCTIONS):
+        return None
+    a = node.args
+    found = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if p}
+    declared: set[str] = set()
+    body = node.body if isinstance(node.body, list) else [node.body]
+    pending: list[ast.AST] = list(body)
+    while pending:
+        inner = pending.pop()
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+            found.add(inner.id)
+        elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(inner.name)
+            continue
+        elif isinstance(inner, ast.Import | ast.ImportFrom):
+            found |= {(alias.asname or alias.name).split(".")[0] for alias in inner.names}
+        elif isinstance(inner, ast.Global | ast.Nonlocal):
+            declared |= set(inner.names)
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            found.add(inner.name)
+        if not isinstance(inner, (ast.Lambda, *_COMPREHENSIONS)):
+            pending += ast.iter_child_nodes(inner)
+    return frozenset(found - declared)
+
+
+def _resolved(name: str, frames: _Frames) -> str:
+    """``name`` as the innermost scope that binds it knows it (prefixed), or as a cell's name."""
+    for prefix, names in reversed(frames):
+        if name in names:
+            return prefix + name
+    return name
+
+
 def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     """What ``code`` may read and change, at any depth (a function it defines included), in
     one walk over its syntax tree; a call changes none of the names in ``unchanged``."""
@@ -139,16 +188,17 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     changes: set[str] = set()
     imported: set[str] = set()
     links: list[set[str]] = []
-    pending: list[tuple[ast.AST, set[str] | None]] = [(tree, None)]
+    pending: list[tuple[ast.AST, set[str] | None, _Frames]] = [(tree, None, ())]
     while pending:
-        node, owner = pending.pop()
+        node, owner, frames = pending.pop()
         owner = _link_of(node, owner, links)
         if isinstance(node, ast.Name):
-            (reads if isinstance(node.ctx, ast.Load) else changes).add(node.id)
+            name = _resolved(node.id, frames)
+            (reads if isinstance(node.ctx, ast.Load) else changes).add(name)
             if owner is not None:
-                owner.add(node.id)
+                owner.add(name)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            changes.add(node.name)
+            changes.add(_resolved(node.name, frames))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             if any(alias.name == "*" for alias in node.names):
                 return _EVERYTHING
@@ -161,15 +211,19 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             if touched is None:
                 return _EVERYTHING
             # A name changed in place is also read: the change builds on what it held.
-            roots = {name for name in map(_root, touched) if name is not None}
+            roots = {_resolved(name, frames) for name in map(_root, touched) if name is not None}
             reads |= roots
             changes |= roots - unchanged if isinstance(node, ast.Call) else roots
+        scope = _locals_of(node)
+        if scope is not None:
+            label = getattr(node, "name", type(node).__name__.lower())
+            frames = (*frames, (f"{label}@{node.lineno}:{node.col_offset}.", scope))
         for name in node._fields:
             child = getattr(node, name, None)
             if isinstance(child, list):
-                pending += [(item, owner) for item in child if isinstance(item, _WALKED)]
+                pending += [(item, owner, frames) for item in child if isinstance(item, _WALKED)]
             elif isinstance(child, _WALKED):
-                pending.append((child, owner))
+                pending.append((child, owner, frames))
     shared = tuple(frozenset(link) for link in links if len(link) > 1)
     return Uses(frozenset(reads), frozenset(changes), False, shared, frozenset(imported))
 

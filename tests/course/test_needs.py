@@ -122,6 +122,38 @@ def test_calls_on_a_name_no_call_changes_change_nothing(tmp_path: Path) -> None:
     assert uses("model.generate(8)", frozenset({"model"})).changes == frozenset()
 
 
+def test_names_local_to_a_function_or_a_comprehension_are_not_the_cells_names(
+    tmp_path: Path,
+) -> None:
+    """A loop variable inside a function, a parameter, a comprehension's target: each is the
+    scope's own, so the set-up's ``show`` looping ``name`` over ``results`` does not tie the
+    cells' ``name`` to ``results``; a change made through a local alias still counts."""
+    setup = (
+        "```python {.setup}\n"
+        "def show(rows):\n    for name, value in rows.items():\n        print(name, value)\n"
+        "```\n\n"
+    )
+    step = step_of(
+        tmp_path,
+        {
+            "data": "results = {'a': 1}",
+            "more": "results['b'] = 2",
+            "squares": "squares = [name * 2 for name in range(3)]",
+            "alias": "def grow():\n    r = results\n    r['c'] = 3\n",
+            "label": "name = 'x'",
+            "shout": "print(name.upper())",
+            "plot": "show(results)",
+        },
+        setup,
+    )
+    needs = needed_cells(step)
+    assert needs["shout"] == ["label"]
+    assert needs["plot"] == ["data", "more", "alias"]
+    found = uses("def f(x):\n    y = x + z\n    return y\n")
+    assert found.reads == {"z", "f@1:0.x", "f@1:0.y"}
+    assert found.changes == {"f", "f@1:0.y"}
+
+
 def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
     step = step_of(tmp_path, {"a": "x = 1", "b": "y = x + 1", "c": "z = 5", "d": "print(y)"})
     assert needed_cells(step)["d"] == ["a", "b"]
