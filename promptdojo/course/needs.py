@@ -69,8 +69,13 @@ _EVERYTHING = Uses(opaque=True)
 
 
 def _root(node: ast.AST) -> str | None:
-    """The name an attribute, subscript or call chain starts from (``a`` of ``a.b[1].c()``)."""
+    """The name an attribute, subscript or call chain starts from (``a`` of ``a.b[1].c()``);
+    none when it starts from what a function returned (``f(x).append(1)``, ``for i in
+    range(n)``): changing that changes the result, not the function, and what the call itself
+    changes is read from the call."""
     while isinstance(node, _CHAINS):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return None
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
 
@@ -83,10 +88,7 @@ def _touched(node: ast.AST) -> list[ast.AST] | None:
     if isinstance(node, ast.AugAssign):
         return [node.target]
     if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        # Looping over a call's result changes that result, not the function called: the call
-        # itself says what it changes (``for i in range(n)`` changes neither ``range`` nor ``n``).
-        called = isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
-        return [] if called else [node.iter]
+        return [node.iter]
     if isinstance(node, ast.Starred):
         return [node.value]
     if not isinstance(node, ast.Call):

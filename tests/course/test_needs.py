@@ -42,6 +42,7 @@ def test_a_cell_reads_and_changes_the_names_its_syntax_shows() -> None:
     )
     assert looped.changes & {"range", "n", "iter"} == set()  # looping changes what a call returned
     assert looped.changes >= {"d", "g"}  # a method called on d; iter, no builtin that only reads
+    assert uses("f(x).append(1)\nprint(g(y)[0])\n").changes == {"x", "y"}  # results, not f or g
 
 
 @pytest.mark.parametrize(
