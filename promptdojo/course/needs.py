@@ -20,8 +20,11 @@ A cell that reaches names no syntax shows (``exec``, ``globals()``, ``import *``
 parse needs, and may change, everything.
 
 A lesson may name objects no call changes (lesson.yaml's ``unchanged_by_calls: [model, tok]``):
-calling a method on one of those names, or passing it to a call, then changes nothing, and they
-share nothing, as imported names; binding or storing into them still changes them. Step 4's
+calling a method on one of those names, or passing it to a call, then changes it not, returns
+nothing that shares an object with it (``model.quantized(s)`` is a new model), and links it to
+nothing (``ids = tok.encode(text)``). Binding or storing into them still changes them, and
+so does a change through a part of them (``model.cache.append(x)``) or through a name that an
+assignment made share one (``emb = model.weights["embed"]``, then ``emb[0] = 0``). Step 4's
 heatmap reads ``model``; without that, its first run would wait for ``same-tokens``, which only
 calls ``model.generate``. The lesson's tests run each cell after only the cells it needs, so a
 name listed wrongly shows up there.
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from promptdojo.course.model import Step
@@ -68,13 +71,34 @@ class Uses:
 _EVERYTHING = Uses(opaque=True)
 
 
-def _root(node: ast.AST) -> str | None:
+def _receiver(node: ast.AST) -> ast.AST | None:
+    """What a method is looked up on (``model`` of ``model.generate``)."""
+    return node.value if isinstance(node, ast.Attribute) else None
+
+
+#: Built-in functions whose result shares nothing with their arguments (numbers, text, a range):
+#: changing the result, or looping over it, changes no name.
+_FRESH = frozenset(
+    (  # noqa: SIM905 (one list of words reads better than 26 lines of them)
+        "abs ascii bin bool callable chr complex divmod float format hash hex id int isinstance "
+        "issubclass len oct ord pow range repr round str"
+    ).split()
+)
+
+
+def _root(node: ast.AST, fresh: Callable[[str], bool] = lambda name: False) -> str | None:
     """The name an attribute, subscript or call chain starts from (``a`` of ``a.b[1].c()``);
-    none when it starts from what a function returned (``f(x).append(1)``, ``for i in
-    range(n)``): changing that changes the result, not the function, and what the call itself
-    changes is read from the call."""
+    none when it starts from what a built-in of :data:`_FRESH` returned (``for i in
+    range(n)``): that result is new, so changing it changes neither the function nor its
+    arguments. Any other function's result may be, or hold, what it was given or something it
+    keeps (``max(rows).append(1)``): the chain then starts from the function. None too when
+    it starts from a method called on a name for which ``fresh`` holds (a name of lesson.yaml's
+    ``unchanged_by_calls``: ``model.quantized(s)`` is a new model)."""
     while isinstance(node, _CHAINS):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _FRESH:
+            return None
+        method_of = _receiver(node.func) if isinstance(node, ast.Call) else None
+        if isinstance(method_of, ast.Name) and fresh(method_of.id):
             return None
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
@@ -136,23 +160,46 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 #: A scope's own names, by the prefix they get there: ``show@3:0.name`` is ``name`` inside the
 #: function ``show`` defined at line 3, never the cells' ``name``.
-_Frames = tuple[tuple[str, frozenset[str]], ...]
+_Frames = tuple[tuple[str, frozenset[str], frozenset[str]], ...]
 
 
-def _locals_of(node: ast.AST) -> frozenset[str] | None:
-    """The names local to the scope ``node`` opens (a function's parameters and what its body
-    binds, ``global`` and ``nonlocal`` names aside; a comprehension's loop targets), or None
-    when it opens none. Nested scopes keep theirs."""
+def _loaded(nodes: list[ast.AST | None]) -> set[str]:
+    """The names read anywhere in ``nodes``."""
+    found = (n for node in nodes if node is not None for n in ast.walk(node))
+    return {n.id for n in found if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _header(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST | None]:
+    """The parts of a function Python evaluates where it is defined, not when it runs:
+    decorators, default values and annotations."""
+    a = node.args
+    parameters = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+    return [
+        *getattr(node, "decorator_list", ()),
+        *a.defaults,
+        *a.kw_defaults,
+        *(p.annotation for p in parameters if p is not None),
+        getattr(node, "returns", None),
+    ]
+
+
+def _scope_of(node: ast.AST) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The names local to the scope ``node`` opens, and those it declares ``global``; None when
+    it opens none. A function's locals are its parameters and what its body binds (``global``
+    and ``nonlocal`` names aside), a comprehension's its loop targets. A local name that the
+    enclosing scope also reads where the scope is made (``lambda k=k: k``, ``[x for x in x]``)
+    stays the cells' name: the reading may then find more, never less."""
     if isinstance(node, _COMPREHENSIONS):
-        targets = [n for g in node.generators for n in ast.walk(g.target)]
-        return frozenset(n.id for n in targets if isinstance(n, ast.Name))
+        targets = (n for g in node.generators for n in ast.walk(g.target))
+        found = {n.id for n in targets if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return frozenset(found - _loaded([node.generators[0].iter])), frozenset()
     if not isinstance(node, _FUNCTIONS):
         return None
     a = node.args
     found = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if p}
     declared: set[str] = set()
-    body = node.body if isinstance(node.body, list) else [node.body]
-    pending: list[ast.AST] = list(body)
+    globals_: set[str] = set()
+    pending: list[ast.AST] = list(node.body if isinstance(node.body, list) else [node.body])
     while pending:
         inner = pending.pop()
         if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
@@ -164,19 +211,35 @@ def _locals_of(node: ast.AST) -> frozenset[str] | None:
             found |= {(alias.asname or alias.name).split(".")[0] for alias in inner.names}
         elif isinstance(inner, ast.Global | ast.Nonlocal):
             declared |= set(inner.names)
+            globals_ |= set(inner.names) if isinstance(inner, ast.Global) else set()
         elif isinstance(inner, ast.ExceptHandler) and inner.name:
             found.add(inner.name)
         if not isinstance(inner, (ast.Lambda, *_COMPREHENSIONS)):
             pending += ast.iter_child_nodes(inner)
-    return frozenset(found - declared)
+    return frozenset(found - declared - _loaded(_header(node))), frozenset(globals_)
 
 
 def _resolved(name: str, frames: _Frames) -> str:
-    """``name`` as the innermost scope that binds it knows it (prefixed), or as a cell's name."""
-    for prefix, names in reversed(frames):
+    """``name`` as the innermost scope that binds it knows it (prefixed), or as a cell's name
+    (also when a scope on the way declares it ``global``)."""
+    for prefix, names, globals_ in reversed(frames):
+        if name in globals_:
+            return name
         if name in names:
             return prefix + name
     return name
+
+
+def _called_on(node: ast.Call, unchanged: frozenset[str]) -> list[ast.Name]:
+    """The names of ``unchanged`` that ``node`` is called on or given directly
+    (``model.generate(x)``, ``f(model)``), which the call does not change; never through
+    ``setattr`` or ``delattr``, which exist to change what they are given."""
+    if getattr(node.func, "id", None) in ("setattr", "delattr"):
+        return []
+    direct = [*node.args, *(k.value for k in node.keywords)]
+    if isinstance(node.func, ast.Attribute):
+        direct.append(node.func.value)
+    return [n for n in direct if isinstance(n, ast.Name) and n.id in unchanged]
 
 
 def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
@@ -190,6 +253,7 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     changes: set[str] = set()
     imported: set[str] = set()
     links: list[set[str]] = []
+    kept_apart: set[int] = set()  # Name nodes a call on an unchanged name does not link
     pending: list[tuple[ast.AST, set[str] | None, _Frames]] = [(tree, None, ())]
     while pending:
         node, owner, frames = pending.pop()
@@ -197,7 +261,7 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
         if isinstance(node, ast.Name):
             name = _resolved(node.id, frames)
             (reads if isinstance(node.ctx, ast.Load) else changes).add(name)
-            if owner is not None:
+            if owner is not None and id(node) not in kept_apart:
                 owner.add(name)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             changes.add(_resolved(node.name, frames))
@@ -213,13 +277,25 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             if touched is None:
                 return _EVERYTHING
             # A name changed in place is also read: the change builds on what it held.
-            roots = {_resolved(name, frames) for name in map(_root, touched) if name is not None}
-            reads |= roots
-            changes |= roots - unchanged if isinstance(node, ast.Call) else roots
-        scope = _locals_of(node)
+            apart: set[int] = set()
+            if isinstance(node, ast.Call) and unchanged:
+                found = _called_on(node, unchanged)
+                apart = {id(n) for n in found if _resolved(n.id, frames) == n.id}
+                kept_apart |= apart
+            # The receiver or argument a call on an unchanged name is given is left unchanged.
+            kept = [t for t in touched if id(t) not in apart and id(_receiver(t)) not in apart]
+
+            def fresh(name: str, frames: _Frames = frames) -> bool:
+                return name in unchanged and _resolved(name, frames) == name
+
+            roots = [_root(t, fresh) for t in touched]
+            reads |= {_resolved(name, frames) for name in roots if name is not None}
+            roots = [_root(t, fresh) for t in kept]
+            changes |= {_resolved(name, frames) for name in roots if name is not None}
+        scope = _scope_of(node)
         if scope is not None:
             label = getattr(node, "name", type(node).__name__.lower())
-            frames = (*frames, (f"{label}@{node.lineno}:{node.col_offset}.", scope))
+            frames = (*frames, (f"{label}@{node.lineno}:{node.col_offset}.", *scope))
         for name in node._fields:
             child = getattr(node, name, None)
             if isinstance(child, list):
@@ -259,13 +335,13 @@ def _merged(codes: list[str], unchanged: frozenset[str]) -> Uses:
 
 class _Sharing:
     """Which of a step's names may share an object, from every link its cells make (set-up
-    cells included). Imported names, builtins and the names no call changes never do:
-    ``x = np.exp(y)`` does not make every array share numpy."""
+    cells included). Imported names and builtins never do: ``x = np.exp(y)`` does not make
+    every array share numpy."""
 
-    def __init__(self, found: list[Uses], unchanged: frozenset[str] = frozenset()) -> None:
+    def __init__(self, found: list[Uses]) -> None:
         imported = frozenset().union(*(u.imported for u in found))
         bound = frozenset().union(*(u.changes for u in found)) - imported
-        outside = imported | unchanged | (_BUILTINS - bound)
+        outside = imported | (_BUILTINS - bound)
         group: dict[str, frozenset[str]] = {}
         for link in (link - outside for u in found for link in u.links):
             merged = link.union(*(group.get(name, ()) for name in link))
@@ -286,7 +362,7 @@ def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str
     unchanged = frozenset(unchanged_by_calls)
     cells = [(cell_id, _merged(codes, unchanged)) for cell_id, codes in _cell_codes(step)]
     set_up = [uses(c.code, unchanged) for c in step.setup]
-    sharing = _Sharing([*set_up, *(u for _, u in cells)], unchanged)
+    sharing = _Sharing([*set_up, *(u for _, u in cells)])
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
         wanted, opaque, picked = sharing.closure(set(own.reads)), own.opaque, []

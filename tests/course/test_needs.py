@@ -37,12 +37,10 @@ def test_a_cell_reads_and_changes_the_names_its_syntax_shows() -> None:
     assert not found.opaque
     method = uses("np.random.seed(0)\nmodel.quantized('Q8_0')\ncounter += 1\n")
     assert method.changes >= {"np", "model", "counter"}
-    looped = uses(
-        "for i in range(n):\n    pass\nfor k in d.keys():\n    pass\nfor x in iter(g):\n    pass\n"
-    )
-    assert looped.changes & {"range", "n", "iter"} == set()  # looping changes what a call returned
+    fresh = uses("f(x).append(1)\nprint(len(y))\nfor i in range(n):\n    pass\n")
+    assert fresh.changes == {"f", "x", "i"}  # f may return what it keeps; range's result is new
+    looped = uses("for k in d.keys():\n    pass\nfor x in iter(g):\n    pass\n")
     assert looped.changes >= {"d", "g"}  # a method called on d; iter, no builtin that only reads
-    assert uses("f(x).append(1)\nprint(g(y)[0])\n").changes == {"x", "y"}  # results, not f or g
 
 
 @pytest.mark.parametrize(
@@ -153,6 +151,50 @@ def test_names_local_to_a_function_or_a_comprehension_are_not_the_cells_names(
     found = uses("def f(x):\n    y = x + z\n    return y\n")
     assert found.reads == {"z", "f@1:0.x", "f@1:0.y"}
     assert found.changes == {"f", "f@1:0.y"}
+
+
+@pytest.mark.parametrize(
+    ("binds", "reads"),
+    [
+        ("k = 5", "f = lambda x, k=k: x + k\nprint(f(1))"),  # a default: read where it is made
+        ("scale = 3", "def times(x, scale=scale):\n    return x * scale\nprint(times(2))"),
+        ("deco = print", "@deco\ndef show(deco):\n    pass"),  # a decorator, likewise
+        ("x = [1, 2]", "print([x * 2 for x in x])"),  # the first iterable: the enclosing scope
+        (
+            "x = 10",
+            "def outer():\n    x = 1\n    def inner():\n        global x\n"
+            "        return x\n    return inner()\nprint(outer())",
+        ),
+    ],
+)
+def test_a_scope_reads_the_cells_names_where_python_does(
+    tmp_path: Path, binds: str, reads: str
+) -> None:
+    step = step_of(tmp_path, {"a": binds, "b": reads})
+    assert needed_cells(step)["b"] == ["a"]
+
+
+def test_a_change_through_what_a_function_returned_still_counts(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {"a": "rows = [[1], [2, 3]]", "b": "max(rows, key=len).append(9)", "c": "print(rows)"},
+    )
+    assert needed_cells(step)["c"] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "emb = model.w\nemb['e'] = 0",  # through a name an assignment made share it
+        "model.cache.append(1)",  # a method of a part of it
+        "setattr(model, 'n', 5)",  # setattr exists to change what it is given
+    ],
+)
+def test_what_unchanged_by_calls_leaves_changed(tmp_path: Path, change: str) -> None:
+    step = step_of(
+        tmp_path, {"make": "model = Model()", "change": change, "show": "print(model.w)"}
+    )
+    assert needed_cells(step, ["model"])["show"] == ["make", "change"]
 
 
 def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
