@@ -35,9 +35,10 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from promptdojo.course.model import Step
+from promptdojo.course.scopes import Frames, resolved, scope_of
 
 #: Built-in functions that never change their arguments: passing a name to one only reads it.
 _READS_ONLY = frozenset(
@@ -66,6 +67,9 @@ class Uses:
     links: tuple[frozenset[str], ...] = ()
     #: Names bound by ``import``: modules and what they define, never one of the lesson's values.
     imported: frozenset[str] = frozenset()
+    #: For each function or class the code defines at its top level: the cells' names its body
+    #: may change, and those it reads. A cell calling it does the same.
+    effects: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = ()
 
 
 _EVERYTHING = Uses(opaque=True)
@@ -156,78 +160,8 @@ def _link_of(node: ast.AST, owner: set[str] | None, links: list[set[str]]) -> se
     return links[-1]
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-#: A scope's own names, by the prefix they get there: ``show@3:0.name`` is ``name`` inside the
-#: function ``show`` defined at line 3, never the cells' ``name``.
-_Frames = tuple[tuple[str, frozenset[str], frozenset[str]], ...]
-
-
-def _loaded(nodes: list[ast.AST | None]) -> set[str]:
-    """The names read anywhere in ``nodes``."""
-    found = (n for node in nodes if node is not None for n in ast.walk(node))
-    return {n.id for n in found if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _header(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST | None]:
-    """The parts of a function Python evaluates where it is defined, not when it runs:
-    decorators, default values and annotations."""
-    a = node.args
-    parameters = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
-    return [
-        *getattr(node, "decorator_list", ()),
-        *a.defaults,
-        *a.kw_defaults,
-        *(p.annotation for p in parameters if p is not None),
-        getattr(node, "returns", None),
-    ]
-
-
-def _scope_of(node: ast.AST) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The names local to the scope ``node`` opens, and those it declares ``global``; None when
-    it opens none. A function's locals are its parameters and what its body binds (``global``
-    and ``nonlocal`` names aside), a comprehension's its loop targets. A local name that the
-    enclosing scope also reads where the scope is made (``lambda k=k: k``, ``[x for x in x]``)
-    stays the cells' name: the reading may then find more, never less."""
-    if isinstance(node, _COMPREHENSIONS):
-        targets = (n for g in node.generators for n in ast.walk(g.target))
-        found = {n.id for n in targets if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        return frozenset(found - _loaded([node.generators[0].iter])), frozenset()
-    if not isinstance(node, _FUNCTIONS):
-        return None
-    a = node.args
-    found = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if p}
-    declared: set[str] = set()
-    globals_: set[str] = set()
-    pending: list[ast.AST] = list(node.body if isinstance(node.body, list) else [node.body])
-    while pending:
-        inner = pending.pop()
-        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
-            found.add(inner.id)
-        elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.add(inner.name)
-            continue
-        elif isinstance(inner, ast.Import | ast.ImportFrom):
-            found |= {(alias.asname or alias.name).split(".")[0] for alias in inner.names}
-        elif isinstance(inner, ast.Global | ast.Nonlocal):
-            declared |= set(inner.names)
-            globals_ |= set(inner.names) if isinstance(inner, ast.Global) else set()
-        elif isinstance(inner, ast.ExceptHandler) and inner.name:
-            found.add(inner.name)
-        if not isinstance(inner, (ast.Lambda, *_COMPREHENSIONS)):
-            pending += ast.iter_child_nodes(inner)
-    return frozenset(found - declared - _loaded(_header(node))), frozenset(globals_)
-
-
-def _resolved(name: str, frames: _Frames) -> str:
-    """``name`` as the innermost scope that binds it knows it (prefixed), or as a cell's name
-    (also when a scope on the way declares it ``global``)."""
-    for prefix, names, globals_ in reversed(frames):
-        if name in globals_:
-            return name
-        if name in names:
-            return prefix + name
-    return name
+#: A node still to walk: the link its names join, its scopes, the top-level definition it is in.
+_Pending = tuple[ast.AST, set[str] | None, Frames, str | None]
 
 
 def _called_on(node: ast.Call, unchanged: frozenset[str]) -> list[ast.Name]:
@@ -254,17 +188,24 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     imported: set[str] = set()
     links: list[set[str]] = []
     kept_apart: set[int] = set()  # Name nodes a call on an unchanged name does not link
-    pending: list[tuple[ast.AST, set[str] | None, _Frames]] = [(tree, None, ())]
+    # What each top-level function or class's body reads and changes of the cells' names.
+    effects: dict[str, tuple[set[str], set[str]]] = {}
+    pending: list[_Pending] = [(tree, None, (), None)]
     while pending:
-        node, owner, frames = pending.pop()
+        node, owner, frames, within = pending.pop()
         owner = _link_of(node, owner, links)
+        body_reads, body_changes = effects[within] if within is not None else (reads, changes)
         if isinstance(node, ast.Name):
-            name = _resolved(node.id, frames)
+            name = resolved(node.id, frames)
             (reads if isinstance(node.ctx, ast.Load) else changes).add(name)
+            (body_reads if isinstance(node.ctx, ast.Load) else body_changes).add(name)
             if owner is not None and id(node) not in kept_apart:
                 owner.add(name)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            changes.add(_resolved(node.name, frames))
+            changes.add(resolved(node.name, frames))
+            if within is None:
+                within = node.name
+                effects.setdefault(within, (set(), set()))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             if any(alias.name == "*" for alias in node.names):
                 return _EVERYTHING
@@ -280,30 +221,40 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             apart: set[int] = set()
             if isinstance(node, ast.Call) and unchanged:
                 found = _called_on(node, unchanged)
-                apart = {id(n) for n in found if _resolved(n.id, frames) == n.id}
+                apart = {id(n) for n in found if resolved(n.id, frames) == n.id}
                 kept_apart |= apart
             # The receiver or argument a call on an unchanged name is given is left unchanged.
             kept = [t for t in touched if id(t) not in apart and id(_receiver(t)) not in apart]
 
-            def fresh(name: str, frames: _Frames = frames) -> bool:
-                return name in unchanged and _resolved(name, frames) == name
+            def fresh(name: str, frames: Frames = frames) -> bool:
+                return name in unchanged and resolved(name, frames) == name
 
             roots = [_root(t, fresh) for t in touched]
-            reads |= {_resolved(name, frames) for name in roots if name is not None}
+            found_reads = {resolved(name, frames) for name in roots if name is not None}
             roots = [_root(t, fresh) for t in kept]
-            changes |= {_resolved(name, frames) for name in roots if name is not None}
-        scope = _scope_of(node)
+            found_changes = {resolved(name, frames) for name in roots if name is not None}
+            reads |= found_reads
+            changes |= found_changes
+            body_reads |= found_reads
+            body_changes |= found_changes
+        scope = scope_of(node)
         if scope is not None:
             label = getattr(node, "name", type(node).__name__.lower())
             frames = (*frames, (f"{label}@{node.lineno}:{node.col_offset}.", *scope))
         for name in node._fields:
             child = getattr(node, name, None)
-            if isinstance(child, list):
-                pending += [(item, owner, frames) for item in child if isinstance(item, _WALKED)]
-            elif isinstance(child, _WALKED):
-                pending.append((child, owner, frames))
+            items = child if isinstance(child, list) else [child]
+            pending += [(i, owner, frames, within) for i in items if isinstance(i, _WALKED)]
     shared = tuple(frozenset(link) for link in links if len(link) > 1)
-    return Uses(frozenset(reads), frozenset(changes), False, shared, frozenset(imported))
+    found = tuple(
+        (
+            name,
+            frozenset(c for c in changed if "@" not in c),
+            frozenset(r for r in read if "@" not in r),
+        )
+        for name, (read, changed) in effects.items()
+    )
+    return Uses(frozenset(reads), frozenset(changes), False, shared, frozenset(imported), found)
 
 
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
@@ -330,7 +281,37 @@ def _merged(codes: list[str], unchanged: frozenset[str]) -> Uses:
         False,
         tuple(link for u in found for link in u.links),
         frozenset().union(*(u.imported for u in found)),
+        tuple(effect for u in found for effect in u.effects),
     )
+
+
+def _with_calls(found: list[Uses]) -> list[Uses]:
+    """``found`` with each cell also changing and reading what the functions and classes it may
+    call (any it reads) change and read in their bodies, through the calls they make in turn:
+    ``add(3)`` changes ``items`` when ``add``'s body appends to it."""
+    effects: dict[str, tuple[set[str], set[str]]] = {}
+    for name, changed, read in (e for u in found for e in u.effects):
+        known = effects.setdefault(name, (set(), set()))
+        known[0].update(changed)
+        known[1].update(read)
+    grew = True
+    while grew:  # a function calling another does what that one does
+        grew = False
+        for changed, read in effects.values():
+            before = len(changed) + len(read)
+            for other in read & effects.keys():
+                changed |= effects[other][0]
+                read |= effects[other][1]
+            grew = grew or len(changed) + len(read) != before
+    result = []
+    for u in found:
+        called = [effects[name] for name in u.reads & effects.keys()]
+        if not called or u.opaque:
+            result.append(u)
+            continue
+        changes = u.changes.union(*(c for c, _ in called))
+        result.append(replace(u, reads=u.reads.union(*(r for _, r in called)), changes=changes))
+    return result
 
 
 class _Sharing:
@@ -360,9 +341,11 @@ def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str
     first, in order: those that may bind or change a name it reads (or one sharing an object
     with it), then what they read. No call changes the names in ``unchanged_by_calls``."""
     unchanged = frozenset(unchanged_by_calls)
-    cells = [(cell_id, _merged(codes, unchanged)) for cell_id, codes in _cell_codes(step)]
+    ids, codes = zip(*_cell_codes(step), strict=True) if step.cells else ((), ())
     set_up = [uses(c.code, unchanged) for c in step.setup]
-    sharing = _Sharing([*set_up, *(u for _, u in cells)])
+    found = _with_calls([*set_up, *(_merged(code, unchanged) for code in codes)])
+    cells = list(zip(ids, found[len(set_up) :], strict=True))
+    sharing = _Sharing(found)
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
         wanted, opaque, picked = sharing.closure(set(own.reads)), own.opaque, []

@@ -197,6 +197,26 @@ def test_what_unchanged_by_calls_leaves_changed(tmp_path: Path, change: str) -> 
     assert needed_cells(step, ["model"])["show"] == ["make", "change"]
 
 
+def test_a_call_does_what_the_body_of_the_function_called_does(tmp_path: Path) -> None:
+    """``add(3)`` changes ``items`` when ``add`` appends to it, also through another function,
+    and ``bump()`` changes the global it declares."""
+    step = step_of(
+        tmp_path,
+        {
+            "make": "items = []\ntotal = 0",
+            "define": "def add(v):\n    items.append(v)\n\ndef twice(v):\n    add(v)\n    add(v)",
+            "bump": "def bump():\n    global total\n    total += 1",
+            "call": "twice(3)",
+            "count": "bump()",
+            "other": "z = 1",
+            "show": "print(items, total)",
+        },
+    )
+    needs = needed_cells(step)
+    assert needs["show"] == ["make", "define", "bump", "call", "count"]
+    assert needs["call"] == ["make", "define"]
+
+
 def test_what_a_needed_cell_reads_is_needed_too(tmp_path: Path) -> None:
     step = step_of(tmp_path, {"a": "x = 1", "b": "y = x + 1", "c": "z = 5", "d": "print(y)"})
     assert needed_cells(step)["d"] == ["a", "b"]
