@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from promptdojo.course.model import Step
-from promptdojo.course.scopes import Frames, resolved, scope_of
+from promptdojo.course.scopes import Frames, bound_by_pattern, resolved, scope_of
 
 #: Built-in functions that never change their arguments: passing a name to one only reads it.
 _READS_ONLY = frozenset(
@@ -213,6 +213,9 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             changes |= imported
         elif isinstance(node, ast.Global | ast.Nonlocal):
             changes |= set(node.names)
+        elif (captured := bound_by_pattern(node)) is not None:  # case Point(x=px), case [*rest]
+            changes.add(resolved(captured, frames))
+            body_changes.add(resolved(captured, frames))
         if type(node) in _MAY_CHANGE:
             touched = _touched(node)
             if touched is None:

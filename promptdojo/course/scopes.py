@@ -70,6 +70,8 @@ def scope_of(node: ast.AST) -> tuple[frozenset[str], frozenset[str]] | None:
             globals_ |= set(inner.names) if isinstance(inner, ast.Global) else set()
         elif isinstance(inner, ast.ExceptHandler) and inner.name:
             found.add(inner.name)
+        elif (captured := bound_by_pattern(inner)) is not None:
+            found.add(captured)
         if not isinstance(inner, (ast.Lambda, *COMPREHENSIONS)):
             pending += ast.iter_child_nodes(inner)
     return frozenset(found - declared - loaded(header(node))), frozenset(globals_)
@@ -84,3 +86,11 @@ def resolved(name: str, frames: Frames) -> str:
         if name in names:
             return prefix + name
     return name
+
+
+def bound_by_pattern(node: ast.AST) -> str | None:
+    """The name a ``match`` pattern binds (``case Point(x=px)``, ``case [*rest]``, ``case
+    {**rest}``), or None."""
+    if isinstance(node, ast.MatchAs | ast.MatchStar):
+        return node.name
+    return node.rest if isinstance(node, ast.MatchMapping) else None

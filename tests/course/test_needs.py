@@ -39,6 +39,8 @@ def test_a_cell_reads_and_changes_the_names_its_syntax_shows() -> None:
     assert method.changes >= {"np", "model", "counter"}
     fresh = uses("f(x).append(1)\nprint(len(y))\nfor i in range(n):\n    pass\n")
     assert fresh.changes == {"f", "x", "i"}  # f may return what it keeps; range's result is new
+    matched = uses("match p:\n    case {'x': px, **rest}:\n        pass\n")
+    assert matched.changes >= {"px", "rest"}
     looped = uses("for k in d.keys():\n    pass\nfor x in iter(g):\n    pass\n")
     assert looped.changes >= {"d", "g"}  # a method called on d; iter, no builtin that only reads
 

@@ -38,3 +38,8 @@ def test_a_name_resolves_to_the_innermost_scope_that_binds_it_or_a_global_declar
     inner = (*frames, ("inner@2:4.", frozenset({"y"}), frozenset({"x"})))
     assert resolved("x", inner) == "x"  # inner declares it global
     assert resolved("y", inner) == "inner@2:4.y"
+
+
+def test_a_match_pattern_binds_its_captures() -> None:
+    node = _first("def f(p):\n    match p:\n        case [a, *rest]:\n            pass\n")
+    assert scope_of(node)[0] == {"p", "a", "rest"}
