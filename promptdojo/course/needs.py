@@ -176,6 +176,27 @@ def _called_on(node: ast.Call, unchanged: frozenset[str]) -> list[ast.Name]:
     return [n for n in direct if isinstance(n, ast.Name) and n.id in unchanged]
 
 
+def _in_place(
+    node: ast.AST, touched: list[ast.AST], frames: Frames, unchanged: frozenset[str]
+) -> tuple[set[str], set[str], set[int]]:
+    """The names ``node`` reads and changes through the expressions it ``touched`` (a name
+    changed in place is also read: the change builds on what it held), and the Name nodes of
+    ``unchanged`` it is called on or given, which it leaves unchanged and links to nothing."""
+    apart: set[int] = set()
+    if isinstance(node, ast.Call) and unchanged:
+        found = _called_on(node, unchanged)
+        apart = {id(n) for n in found if resolved(n.id, frames) == n.id}
+    kept = [t for t in touched if id(t) not in apart and id(_receiver(t)) not in apart]
+
+    def fresh(name: str) -> bool:
+        return name in unchanged and resolved(name, frames) == name
+
+    roots = [_root(t, fresh) for t in touched]
+    found_reads = {resolved(name, frames) for name in roots if name is not None}
+    roots = [_root(t, fresh) for t in kept]
+    return found_reads, {resolved(name, frames) for name in roots if name is not None}, apart
+
+
 def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     """What ``code`` may read and change, at any depth (a function it defines included), in
     one walk over its syntax tree; a call changes none of the names in ``unchanged``."""
@@ -220,22 +241,8 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             touched = _touched(node)
             if touched is None:
                 return _EVERYTHING
-            # A name changed in place is also read: the change builds on what it held.
-            apart: set[int] = set()
-            if isinstance(node, ast.Call) and unchanged:
-                found = _called_on(node, unchanged)
-                apart = {id(n) for n in found if resolved(n.id, frames) == n.id}
-                kept_apart |= apart
-            # The receiver or argument a call on an unchanged name is given is left unchanged.
-            kept = [t for t in touched if id(t) not in apart and id(_receiver(t)) not in apart]
-
-            def fresh(name: str, frames: Frames = frames) -> bool:
-                return name in unchanged and resolved(name, frames) == name
-
-            roots = [_root(t, fresh) for t in touched]
-            found_reads = {resolved(name, frames) for name in roots if name is not None}
-            roots = [_root(t, fresh) for t in kept]
-            found_changes = {resolved(name, frames) for name in roots if name is not None}
+            found_reads, found_changes, apart = _in_place(node, touched, frames, unchanged)
+            kept_apart |= apart
             reads |= found_reads
             changes |= found_changes
             body_reads |= found_reads
