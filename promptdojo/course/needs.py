@@ -191,10 +191,10 @@ def _in_place(
     def fresh(name: str) -> bool:
         return name in unchanged and resolved(name, frames) == name
 
-    roots = [_root(t, fresh) for t in touched]
-    found_reads = {resolved(name, frames) for name in roots if name is not None}
-    roots = [_root(t, fresh) for t in kept]
-    return found_reads, {resolved(name, frames) for name in roots if name is not None}, apart
+    roots = {id(t): _root(t, fresh) for t in touched}
+    found_reads = {resolved(name, frames) for name in roots.values() if name is not None}
+    found_changes = {resolved(roots[id(t)], frames) for t in kept if roots[id(t)] is not None}
+    return found_reads, found_changes, apart
 
 
 def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:

@@ -25,16 +25,22 @@ def loaded(nodes: list[ast.AST | None]) -> set[str]:
     return {n.id for n in found if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def parameters(args: ast.arguments) -> list[ast.arg]:
+    """Every parameter of a function, ``*args`` and ``**kwargs`` included."""
+    return [
+        p for p in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if p
+    ]
+
+
 def header(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.AST | None]:
     """The parts of a function Python evaluates where it is defined, not when it runs:
     decorators, default values and annotations."""
     a = node.args
-    parameters = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
     return [
         *getattr(node, "decorator_list", ()),
         *a.defaults,
         *a.kw_defaults,
-        *(p.annotation for p in parameters if p is not None),
+        *(p.annotation for p in parameters(a)),
         getattr(node, "returns", None),
     ]
 
@@ -51,8 +57,7 @@ def scope_of(node: ast.AST) -> tuple[frozenset[str], frozenset[str]] | None:
         return frozenset(found - loaded([node.generators[0].iter])), frozenset()
     if not isinstance(node, FUNCTIONS):
         return None
-    a = node.args
-    found = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if p}
+    found = {p.arg for p in parameters(node.args)}
     declared: set[str] = set()
     globals_: set[str] = set()
     pending: list[ast.AST] = list(node.body if isinstance(node.body, list) else [node.body])
