@@ -3,21 +3,22 @@
 Running a cell first runs the cells above it that have not run in this Python (``order.js``), so
 that no cell fails for a name an earlier one defines. Most cells need only some of those: step 7's
 ``size`` multiplies two numbers, yet its first run used to score four models first. The server
-reads each visible cell's names and sends, for each, the cells above that may bind or change a
-name it reads, and those cells' own needs in turn. The page runs only those while the cells are
-as written; once the learner edited the cell or one above it, it runs them all, as before.
+reads each visible cell's names and sends, for each, the cells above that may bind or change a name
+it reads before binding it (:mod:`promptdojo.course.flow`), and those cells' own needs in turn. The
+page runs only those while the cells are as written; once the learner edited the cell or one above
+it, it runs them all, as before.
 
 The reading is conservative: a cell may change a name when it binds it (assignment, ``import``,
-``def``, loop target, ``global``), stores into it (``x[k] = v``, ``x.a = v``, ``x += 1``),
-calls a method on it or passes it to a call (``x.append(1)``, ``np.random.seed(0)``, ``f(x)``;
-the builtins that never change their arguments, like ``print`` and ``len``, aside), or iterates
-it (a generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.append(b)``,
-``f(a, b)``): a change through one is a change to every name it may share with, across the
-step, set-up cells included; imported names and builtins share nothing (``x = np.exp(y)`` does
-not tie every array to numpy). The names a function or a comprehension binds are its own
-(``show@3:0.name``), so a helper's loop variable is never a cell's name of the same spelling.
-A cell that reaches names no syntax shows (``exec``, ``globals()``, ``import *``) or does not
-parse needs, and may change, everything.
+``def``, loop target, ``global``), stores into it (``x[k] = v``, ``x.a = v``, ``x += 1``), calls a
+method on it or passes it to a call (``x.append(1)``, ``np.random.seed(0)``, ``f(x)``; the builtins
+that never change their arguments, like ``print`` and ``len``, aside), or iterates it (a
+generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.append(b)``, ``f(a, b)``):
+a change through one is a change to every name it may share with through the cells above, set-up
+cells included; imported names and builtins share nothing (``x = np.exp(y)`` does not tie every
+array to numpy). The names a function or a comprehension binds are its own (``show@3:0.name``), so
+a helper's loop variable is never a cell's name of the same spelling. A cell that reaches names no
+syntax shows (``exec``, ``globals()``, ``import *``) or does not parse needs, and may change,
+everything.
 
 A lesson may name objects no call changes (lesson.yaml's ``unchanged_by_calls: [model, tok]``):
 calling a method on one of those names, or passing it to a call, then changes it not, returns
@@ -37,6 +38,7 @@ import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from promptdojo.course.flow import entry_reads
 from promptdojo.course.model import Step
 from promptdojo.course.scopes import Frames, bound_by_pattern, resolved, scope_of
 
@@ -70,6 +72,8 @@ class Uses:
     #: For each function or class the code defines at its top level: the cells' names its body
     #: may change, and those it reads. A cell calling it does the same.
     effects: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = ()
+    #: Of ``reads``, those the code may read before binding them: what a cell above can give it.
+    entry: frozenset[str] = frozenset()
 
 
 _EVERYTHING = Uses(opaque=True)
@@ -264,7 +268,8 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
         )
         for name, (read, changed) in effects.items()
     )
-    return Uses(frozenset(reads), frozenset(changes), False, shared, frozenset(imported), found)
+    frozen = (frozenset(reads), frozenset(changes), False, shared, frozenset(imported), found)
+    return Uses(*frozen, frozenset(entry_reads(tree)))
 
 
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
@@ -292,6 +297,7 @@ def _merged(codes: list[str], unchanged: frozenset[str]) -> Uses:
         tuple(link for u in found for link in u.links),
         frozenset().union(*(u.imported for u in found)),
         tuple(effect for u in found for effect in u.effects),
+        frozenset().union(*(u.entry for u in found)),
     )
 
 
@@ -320,7 +326,8 @@ def _with_calls(found: list[Uses]) -> list[Uses]:
             result.append(u)
             continue
         changes = u.changes.union(*(c for c, _ in called))
-        result.append(replace(u, reads=u.reads.union(*(r for _, r in called)), changes=changes))
+        reads = frozenset().union(*(r for _, r in called))
+        result.append(replace(u, reads=u.reads | reads, changes=changes, entry=u.entry | reads))
     return result
 
 
@@ -348,21 +355,23 @@ class _Sharing:
 
 def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str, list[str]]:
     """For each visible cell of ``step``, the ids of the cells above it that its run needs
-    first, in order: those that may bind or change a name it reads (or one sharing an object
-    with it), then what they read. No call changes the names in ``unchanged_by_calls``."""
+    first, in order: those that may bind or change a name it reads before binding it (or one
+    sharing an object with it), then what they read. Names share objects through what the cells
+    above did (the set-up cells' included), not through what the cell itself or those below it
+    do. No call changes the names in ``unchanged_by_calls``."""
     unchanged = frozenset(unchanged_by_calls)
     ids, codes = zip(*_cell_codes(step), strict=True) if step.cells else ((), ())
     set_up = [uses(c.code, unchanged) for c in step.setup]
     found = _with_calls([*set_up, *(_merged(code, unchanged) for code in codes)])
     cells = list(zip(ids, found[len(set_up) :], strict=True))
-    sharing = _Sharing(found)
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
-        wanted, opaque, picked = sharing.closure(set(own.reads)), own.opaque, []
+        sharing = _Sharing(found[: len(set_up) + index])
+        wanted, opaque, picked = sharing.closure(set(own.entry)), own.opaque, []
         for above_id, above in reversed(cells[:index]):
             if opaque or (above.opaque and wanted) or not above.changes.isdisjoint(wanted):
                 picked.append(above_id)
-                wanted = sharing.closure(wanted | above.reads)
+                wanted = sharing.closure(wanted | above.entry)
                 opaque = opaque or above.opaque
         needs[cell_id] = picked[::-1]
     return needs

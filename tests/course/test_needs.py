@@ -86,6 +86,42 @@ def test_a_change_through_a_name_sharing_the_object_changes_it(tmp_path: Path) -
     assert needed_cells(step)["show"] == ["make", "alias", "grow"]
 
 
+def test_a_name_the_cell_binds_before_reading_it_needs_no_cell_above(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "first": "s = [1]",
+            "grow": "s.append(2)",
+            "loop": "for s in [[3]]:\n    print(s)",
+            "rebind": "s = [4]\nprint(s)",
+            "after-loop": "for s in []:\n    pass\nprint(s)",
+            "one-branch": "if len('a') > 5:\n    s = [5]\nprint(s)",
+        },
+    )
+    needs = needed_cells(step)
+    assert needs["loop"] == []  # the loop binds s before its body reads it
+    assert needs["rebind"] == []
+    # A loop that never ran, or an if whose other branch did not bind, leaves the old s.
+    assert needs["after-loop"] == ["first", "grow", "loop", "rebind"]
+    assert needs["one-branch"][:2] == ["first", "grow"]
+
+
+def test_names_share_objects_through_the_cells_above_only(tmp_path: Path) -> None:
+    step = step_of(
+        tmp_path,
+        {
+            "make": "a = []\nb = []",
+            "grow": "b.append(1)",
+            "show": "print(a)\nb = [0]\nb.append(a)",  # its own b, and tied to a after the read
+            "tie": "a = b",
+            "show-again": "print(a)",
+        },
+    )
+    needs = needed_cells(step)
+    assert needs["show"] == ["make"]  # "grow" changed b, which a shares with only later
+    assert needs["show-again"] == ["make", "grow", "show", "tie"]
+
+
 def test_imported_names_and_builtins_share_no_object(tmp_path: Path) -> None:
     step = step_of(
         tmp_path,
