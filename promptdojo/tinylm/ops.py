@@ -42,12 +42,20 @@ def has_blas() -> bool:
         return False
 
 
+#: From this many rows on, :func:`_einsum_matmul` multiplies against a transposed copy of ``w``.
+_ROWS_FOR_TRANSPOSE = 16
+
+
 def _einsum_matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,jk->ik", x, w)
+    if x.shape[0] < _ROWS_FOR_TRANSPOSE:  # a decode step: copying ``w`` would cost more
+        return np.einsum("ij,jk->ik", x, w)
+    # Each output is then a dot product of two contiguous rows, einsum's fastest loop: 1.2-2x
+    # faster than striding down ``w``'s columns, for a copy of ``w`` that costs a few percent.
+    return np.einsum("ik,jk->ij", x, np.ascontiguousarray(w.T))
 
 
 #: ``x @ w`` for a ``(T, d_in)`` batch of rows. Without BLAS (Pyodide), numpy's ``matmul`` is a
-#: naive loop that strides down the columns of ``w``, and its einsum loop is 1.5-5x faster; with
+#: naive loop that strides down the columns of ``w``, and its einsum loops are faster; with
 #: BLAS, ``matmul`` is the fast one. Both compute the same sums (to float rounding).
 matmul: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul if has_blas() else _einsum_matmul
 
