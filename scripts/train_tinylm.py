@@ -11,7 +11,8 @@ both and stores the PyTorch figure in the weights file, where a test compares it
 The weights ship in float16 (half the bytes every page downloads); the model *is* those rounded
 weights, so the PyTorch perplexity stored beside them is measured after the rounding.
 
-Run it with PyTorch installed (``pip install torch==2.13.0``), from the repository root:
+Run it with PyTorch and safetensors installed (``pip install torch==2.13.0 safetensors==0.8.0``),
+from the repository root:
 
     python scripts/train_tinylm.py --steps 3000
     python scripts/train_tinylm.py --from-shipped   # no training: re-store the shipped weights
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
-import io
 import json
 import math
 import sys
@@ -34,12 +34,14 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from safetensors.numpy import save_file
 from torch import nn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from promptdojo.tinylm.model import HELDOUT, WEIGHTS, Config, TinyLM  # noqa: E402
+from promptdojo.tinylm.safetensors import read_safetensors  # noqa: E402
 from promptdojo.tinylm.tokenizer import CharTokenizer  # noqa: E402
 
 #: How the weights are stored: every page downloads them, and float16 halves the bytes.
@@ -271,11 +273,7 @@ def ship(model: Model, meta: dict, heldout_ids: np.ndarray) -> None:
         torch_heldout_ppl=torch_ppl,
         weights_dtype=str(np.dtype(weights["embed"].dtype)),
     )
-    buffer = io.BytesIO()
-    np.savez_compressed(
-        buffer, meta=np.array(json.dumps(dict(meta, config=asdict(model.c)))), **weights
-    )
-    WEIGHTS.write_bytes(buffer.getvalue())
+    save_file(weights, WEIGHTS, metadata={"meta": json.dumps(dict(meta, config=asdict(model.c)))})
     print(json.dumps(meta, indent=2))
     print(f"held-out perplexity: torch {torch_ppl:.4f}, numpy {numpy_ppl:.4f}")
     print(f"wrote {WEIGHTS} ({WEIGHTS.stat().st_size:,} bytes)")
@@ -283,9 +281,8 @@ def ship(model: Model, meta: dict, heldout_ids: np.ndarray) -> None:
 
 def reship() -> None:
     """``--from-shipped``: store the shipped weights again as :data:`SHIPPED_DTYPE`; no training."""
-    with np.load(WEIGHTS, allow_pickle=False) as data:
-        meta = json.loads(str(data["meta"]))
-        weights = {k: data[k] for k in data.files if k != "meta"}
+    metadata, weights = read_safetensors(WEIGHTS)
+    meta = json.loads(metadata["meta"])
     config = Config(**meta.pop("config"))
     model = Model(config)
     model.load(weights)

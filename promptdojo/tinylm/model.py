@@ -3,7 +3,7 @@
 The architecture is Llama's in miniature: RMSNorm before each block, rotary position embeddings
 (Hugging Face's rotate-half form), grouped-query attention, a SwiGLU feed-forward block, and an
 output layer tied to the token embedding. ``scripts/train_tinylm.py`` trains it with PyTorch on
-docstrings of Python's standard library and writes ``weights.npz`` beside this file.
+docstrings of Python's standard library and writes ``weights.safetensors`` beside this file.
 
 Example:
     >>> model = TinyLM.load()
@@ -28,12 +28,13 @@ from promptdojo import decoding
 from promptdojo.kvcache import CostCounter, KVCache, attention
 from promptdojo.tinylm import ops
 from promptdojo.tinylm.quant import QUANT_SCHEMES, fake_quantize
+from promptdojo.tinylm.safetensors import read_safetensors
 from promptdojo.tinylm.tokenizer import CharTokenizer
 
 __all__ = ["QUANT_SCHEMES", "Config", "TinyLM"]
 
 HERE = Path(__file__).resolve().parent
-WEIGHTS = HERE / "weights.npz"
+WEIGHTS = HERE / "weights.safetensors"
 HELDOUT = HERE / "heldout.txt"
 
 
@@ -61,13 +62,20 @@ _READ: dict[tuple[str, int, int], tuple[str, dict[str, np.ndarray]]] = {}
 
 
 def _read_weights(path: Path) -> tuple[str, dict[str, np.ndarray]]:
-    """The metadata and arrays of a weights file, unzipped once per file version: every step
-    of a lesson loads the model, and unzipping it again costs Pyodide tens of milliseconds."""
+    """The metadata and arrays of a weights file (``.safetensors``, its ``meta`` in the
+    metadata; or an ``.npz`` with a ``meta`` array), read once per file version: every step of a
+    lesson loads the model."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _READ:
-        with np.load(path, allow_pickle=False) as data:
-            _READ[key] = str(data["meta"]), {k: data[k] for k in data.files if k != "meta"}
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                _READ[key] = str(data["meta"]), {k: data[k] for k in data.files if k != "meta"}
+        else:
+            metadata, tensors = read_safetensors(path)
+            if "meta" not in metadata:
+                raise ValueError(f"{path}: its metadata has no 'meta' (the model's config)")
+            _READ[key] = metadata["meta"], tensors
     return _READ[key]
 
 
