@@ -1,12 +1,14 @@
 """The names a cell reads before it binds them: all it can take from the cells above.
 
-A name the cell binds on every way to a read of it is the cell's own there: ``s`` in
-``for n, c, s in zip(sizes, cont, stat): print(s)``, or in ``s = fresh(); s.run()``, never holds
-what a cell above left in it. :mod:`promptdojo.course.needs` asks the cells above only for the
-rest. The reading keeps to what is sure: a name counts as bound after an ``if`` only when both
-branches bind it, never after a loop, a ``try`` or a ``match`` (their bodies may not run to the
-end), and a function's body reads a cell's name when it is called, which may be anywhere: it
-counts unless the name was bound before the ``def``.
+A name the cell binds on every way to a read of it is the cell's own there: ``s`` in ``for n, c, s
+in zip(sizes, cont, stat): print(s)``, or in ``s = fresh(); s.run()``, never holds what a cell
+above left in it. :mod:`promptdojo.course.needs` asks the cells above only for the rest. The
+reading keeps to what is sure: a name counts as bound after an ``if`` only when both branches bind
+it, never after a loop, a ``try``, a ``with`` or a ``match`` (their bodies may not run to the end),
+and a function's body reads a cell's name when it is called, which may be anywhere: it counts
+unless the name was bound before the ``def``. An ``import`` binds nothing of the cell's own (the
+module is every cell's), and a name some function may rebind (``global x`` in its body) is never
+the cell's own: :mod:`promptdojo.course.needs` adds those back.
 
 Example:
     >>> import ast
@@ -61,8 +63,10 @@ def _statement(node: ast.stmt, bound: set[str], found: set[str]) -> set[str]:
             if item.optional_vars is not None:
                 inside |= _targets(item.optional_vars)
                 _loads(item.optional_vars, inside, found)
-        _block(node.body, set(inside), found)  # a context manager may end the body early
-        return inside - _deleted(node)
+        _block(node.body, set(inside), found)
+        # A context manager may swallow what failed in its body, or in binding a target
+        # (``with suppress(TypeError) as (a, b)``): nothing is bound for sure after it.
+        return start
     if isinstance(node, ast.Try | getattr(ast, "TryStar", ast.Try)):
         _block(node.body, set(start), found)
         for handler in node.handlers:
@@ -115,13 +119,13 @@ def _targets(node: ast.AST) -> set[str]:
 
 
 def _binds(node: ast.stmt) -> set[str]:
-    """The names a simple statement, a ``def`` or a ``class`` binds for sure."""
+    """The names a simple statement, a ``def`` or a ``class`` binds for sure to a value of the
+    cell's own. Not an ``import``: a module is one object for every cell (``sys.modules``), so
+    ``import random`` then ``random.random()`` reads what a cell above did to it (a seed)."""
     if isinstance(node, ast.Assign):
         return set().union(*(_targets(t) for t in node.targets))
     if isinstance(node, ast.AugAssign) or (isinstance(node, ast.AnnAssign) and node.value):
         return _targets(node.target)
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {node.name}
     return set()

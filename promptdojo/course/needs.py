@@ -15,10 +15,11 @@ that never change their arguments, like ``print`` and ``len``, aside), or iterat
 generator). Names may share an object (``b = a``, ``row = grid[0]``, ``a.append(b)``, ``f(a, b)``):
 a change through one is a change to every name it may share with through the cells above, set-up
 cells included; imported names and builtins share nothing (``x = np.exp(y)`` does not tie every
-array to numpy). The names a function or a comprehension binds are its own (``show@3:0.name``), so
-a helper's loop variable is never a cell's name of the same spelling. A cell that reaches names no
-syntax shows (``exec``, ``globals()``, ``import *``) or does not parse needs, and may change,
-everything.
+array to numpy). A call of a function the step defines, through any name that may hold it, reads
+and changes what its body does (:mod:`promptdojo.course.sharing`). The names a function or a
+comprehension binds are its own (``show@3:0.name``), so a helper's loop variable is never a cell's
+name of the same spelling. A cell that reaches names no syntax shows (``exec``, ``globals()``,
+``import *``) or does not parse needs, and may change, everything.
 
 A lesson may name objects no call changes (lesson.yaml's ``unchanged_by_calls: [model, tok]``):
 calling a method on one of those names, or passing it to a call, then changes it not, returns
@@ -34,13 +35,13 @@ name listed wrongly shows up there.
 from __future__ import annotations
 
 import ast
-import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from promptdojo.course.flow import entry_reads
 from promptdojo.course.model import Step
 from promptdojo.course.scopes import Frames, bound_by_pattern, resolved, scope_of
+from promptdojo.course.sharing import Sharing, with_calls
 
 #: Built-in functions that never change their arguments: passing a name to one only reads it.
 _READS_ONLY = frozenset(
@@ -53,7 +54,6 @@ _READS_ONLY = frozenset(
 #: Calls that reach names no syntax shows: a cell making one may read or change any name.
 _OPAQUE = frozenset({"exec", "eval", "globals", "locals", "vars", "__import__"})
 _CHAINS = (ast.Attribute, ast.Subscript, ast.Call, ast.Starred)
-_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,10 @@ class Uses:
     effects: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = ()
     #: Of ``reads``, those the code may read before binding them: what a cell above can give it.
     entry: frozenset[str] = frozenset()
+    #: Names it binds other than by ``import`` (assignment, ``def``, a loop's target...).
+    assigned: frozenset[str] = frozenset()
+    #: Names a ``global`` statement in it declares: a call of that function may rebind them.
+    declared: frozenset[str] = frozenset()
 
 
 _EVERYTHING = Uses(opaque=True)
@@ -211,6 +215,8 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
     reads: set[str] = set()
     changes: set[str] = set()
     imported: set[str] = set()
+    assigned: set[str] = set()
+    declared: set[str] = set()
     links: list[set[str]] = []
     kept_apart: set[int] = set()  # Name nodes a call on an unchanged name does not link
     # What each top-level function or class's body reads and changes of the cells' names.
@@ -222,12 +228,14 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
         body_reads, body_changes = effects[within] if within is not None else (reads, changes)
         if isinstance(node, ast.Name):
             name = resolved(node.id, frames)
-            (reads if isinstance(node.ctx, ast.Load) else changes).add(name)
+            for found_in in (reads,) if isinstance(node.ctx, ast.Load) else (changes, assigned):
+                found_in.add(name)
             (body_reads if isinstance(node.ctx, ast.Load) else body_changes).add(name)
             if owner is not None and id(node) not in kept_apart:
                 owner.add(name)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             changes.add(resolved(node.name, frames))
+            assigned.add(resolved(node.name, frames))
             if within is None:
                 within = node.name
                 effects.setdefault(within, (set(), set()))
@@ -238,6 +246,7 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
             changes |= imported
         elif isinstance(node, ast.Global | ast.Nonlocal):
             changes |= set(node.names)
+            declared |= set(node.names) if isinstance(node, ast.Global) else set()
         elif (captured := bound_by_pattern(node)) is not None:  # case Point(x=px), case [*rest]
             changes.add(resolved(captured, frames))
             body_changes.add(resolved(captured, frames))
@@ -269,7 +278,7 @@ def uses(code: str, unchanged: frozenset[str] = frozenset()) -> Uses:
         for name, (read, changed) in effects.items()
     )
     frozen = (frozenset(reads), frozenset(changes), False, shared, frozenset(imported), found)
-    return Uses(*frozen, frozenset(entry_reads(tree)))
+    return Uses(*frozen, frozenset(entry_reads(tree)), frozenset(assigned), frozenset(declared))
 
 
 def _cell_codes(step: Step) -> list[tuple[str, list[str]]]:
@@ -298,59 +307,9 @@ def _merged(codes: list[str], unchanged: frozenset[str]) -> Uses:
         frozenset().union(*(u.imported for u in found)),
         tuple(effect for u in found for effect in u.effects),
         frozenset().union(*(u.entry for u in found)),
+        frozenset().union(*(u.assigned for u in found)),
+        frozenset().union(*(u.declared for u in found)),
     )
-
-
-def _with_calls(found: list[Uses]) -> list[Uses]:
-    """``found`` with each cell also changing and reading what the functions and classes it may
-    call (any it reads) change and read in their bodies, through the calls they make in turn:
-    ``add(3)`` changes ``items`` when ``add``'s body appends to it."""
-    effects: dict[str, tuple[set[str], set[str]]] = {}
-    for name, changed, read in (e for u in found for e in u.effects):
-        known = effects.setdefault(name, (set(), set()))
-        known[0].update(changed)
-        known[1].update(read)
-    grew = True
-    while grew:  # a function calling another does what that one does
-        grew = False
-        for changed, read in effects.values():
-            before = len(changed) + len(read)
-            for other in read & effects.keys():
-                changed |= effects[other][0]
-                read |= effects[other][1]
-            grew = grew or len(changed) + len(read) != before
-    result = []
-    for u in found:
-        called = [effects[name] for name in u.reads & effects.keys()]
-        if not called or u.opaque:
-            result.append(u)
-            continue
-        changes = u.changes.union(*(c for c, _ in called))
-        reads = frozenset().union(*(r for _, r in called))
-        result.append(replace(u, reads=u.reads | reads, changes=changes, entry=u.entry | reads))
-    return result
-
-
-class _Sharing:
-    """Which of a step's names may share an object, from every link its cells make (set-up
-    cells included). Imported names and builtins never do: ``x = np.exp(y)`` does not make
-    every array share numpy."""
-
-    def __init__(self, found: list[Uses]) -> None:
-        imported = frozenset().union(*(u.imported for u in found))
-        bound = frozenset().union(*(u.changes for u in found)) - imported
-        outside = imported | (_BUILTINS - bound)
-        group: dict[str, frozenset[str]] = {}
-        for link in (link - outside for u in found for link in u.links):
-            merged = link.union(*(group.get(name, ()) for name in link))
-            for name in merged:
-                group[name] = merged
-        self.group = group
-
-    def closure(self, names: set[str]) -> set[str]:
-        """``names`` and every name that may share an object with one of them."""
-        groups = {id(g): g for name in names if (g := self.group.get(name)) is not None}
-        return set(names).union(*groups.values())
 
 
 def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str, list[str]]:
@@ -362,11 +321,14 @@ def needed_cells(step: Step, unchanged_by_calls: Iterable[str] = ()) -> dict[str
     unchanged = frozenset(unchanged_by_calls)
     ids, codes = zip(*_cell_codes(step), strict=True) if step.cells else ((), ())
     set_up = [uses(c.code, unchanged) for c in step.setup]
-    found = _with_calls([*set_up, *(_merged(code, unchanged) for code in codes)])
+    found = with_calls([*set_up, *(_merged(code, unchanged) for code in codes)])
+    # A name some function may rebind (``global x`` in its body) is read where it is read.
+    clobbered = frozenset().union(*(u.declared for u in found))
+    found = [replace(u, entry=u.entry | (u.reads & clobbered)) for u in found]
     cells = list(zip(ids, found[len(set_up) :], strict=True))
     needs: dict[str, list[str]] = {}
     for index, (cell_id, own) in enumerate(cells):
-        sharing = _Sharing(found[: len(set_up) + index])
+        sharing = Sharing(found[: len(set_up) + index])
         wanted, opaque, picked = sharing.closure(set(own.entry)), own.opaque, []
         for above_id, above in reversed(cells[:index]):
             if opaque or (above.opaque and wanted) or not above.changes.isdisjoint(wanted):

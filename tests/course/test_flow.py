@@ -20,7 +20,8 @@ def entry(code: str) -> set[str]:
         ("s = make()\ns.run()", {"make"}),
         ("x = x + 1", {"x"}),
         ("x += 1", {"x"}),
-        ("import numpy as np\nnp.exp(1)", set()),
+        # a module is every cell's: importing it binds nothing of the cell's own (a seed above)
+        ("import random\nrandom.random()", {"random"}),
         ("def f(): return 1\nf()", set()),
         ("a, *b = pair\nprint(a, b)", {"pair", "print"}),
         ("x: int\nprint(x)", {"int", "print", "x"}),  # an annotation alone binds nothing
@@ -37,6 +38,7 @@ def entry(code: str) -> set[str]:
         # a with's target is bound in its body; a try's body may stop anywhere
         ("with open(p) as f:\n    f.read()", {"open", "p"}),
         ("with ctx():\n    y = 1\nprint(y)", {"ctx", "print", "y"}),
+        ("with suppress(E) as (a, b):\n    pass\nprint(a)", {"E", "a", "print", "suppress"}),
         (
             "try:\n    y = f()\nexcept ValueError as e:\n    print(e, y)",
             {"f", "ValueError", "print", "y"},

@@ -4,6 +4,8 @@ that running every cell above it gives, through the real checker."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -120,6 +122,56 @@ def test_names_share_objects_through_the_cells_above_only(tmp_path: Path) -> Non
     needs = needed_cells(step)
     assert needs["show"] == ["make"]  # "grow" changed b, which a shares with only later
     assert needs["show-again"] == ["make", "grow", "show", "tie"]
+
+
+def _shown(cells: list[str]) -> str:
+    """What running ``cells`` in order, in one namespace, prints (or the error it ends with)."""
+    out, namespace = io.StringIO(), {}
+    try:
+        with contextlib.redirect_stdout(out):
+            for code in cells:
+                exec(code, namespace)  # the cells of a test step
+    except Exception as exc:  # the pressed cell's error is its output too
+        out.write(f"{type(exc).__name__}: {exc}")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        # a module is every cell's: re-importing it keeps what a cell above did to it
+        ["import random\nrandom.seed(0)", "import random\nprint(random.random())"],
+        # a context manager may swallow the failure to bind its target
+        [
+            "a = 'from above'",
+            "from contextlib import suppress\nwith suppress(TypeError) as (a, b):\n"
+            "    pass\nprint(a)",
+        ],
+        # a function's global statement rebinds a name the cell bound before calling it
+        ["def restore():\n    global x\n    x = y", "y = [1]", "x = None\nrestore()\nprint(x)"],
+        # a method called through an instance, a function through an alias
+        ["class K:\n    def m(self):\n        return g", "k = K()", "g = 5", "print(k.m())"],
+        ["def f():\n    return g", "h = f", "g = 1", "print(h())"],
+        # what a function is given may end up in what its body changes, and what it returns
+        # may be what its body reads
+        [
+            "store = []\ndef keep(v):\n    store.append(v)",
+            "b = []\nkeep(b)",
+            "b.append(1)",
+            "print(store)",
+        ],
+        ["a = [0]", "def get():\n    return a", "b = get()", "b.append(1)", "print(a)"],
+        # a name imported once and assigned later is a cell's name like any other
+        ["from os import sep as b", "a = []\nb = a", "b.append(1)", "print(a)"],
+    ],
+)
+def test_running_only_the_needed_cells_shows_what_running_all_shows(
+    tmp_path: Path, cells: list[str]
+) -> None:
+    step = step_of(tmp_path, {f"c{i}": code for i, code in enumerate(cells)})
+    pressed = f"c{len(cells) - 1}"
+    needed = [int(c[1:]) for c in needed_cells(step)[pressed]]
+    assert _shown([cells[i] for i in needed] + cells[-1:]) == _shown(cells), needed
 
 
 def test_imported_names_and_builtins_share_no_object(tmp_path: Path) -> None:
