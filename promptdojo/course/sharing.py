@@ -73,19 +73,21 @@ def _effects(found: list[Uses]) -> dict[str, tuple[set[str], set[str]]]:
 
 
 def with_calls(found: list[Uses]) -> list[Uses]:
-    """``found``, each cell also changing and reading what the functions and classes it may call
-    change and read (``add(3)`` changes ``items`` when ``add``'s body appends to it, and so does
-    ``k.add(3)`` after ``k = K()``), and its links joined by a tie of every function it defines to
-    the names its body reads and changes. Which functions a name may hold, only the cells' own
-    links say: a function's tie to the names its body reads makes none of them a function."""
+    """``found`` (the cells in order), each cell also changing and reading what the functions and
+    classes it may call change and read (``add(3)`` changes ``items`` when ``add``'s body appends
+    to it, and so does ``k.add(3)`` after ``k = K()``), and its links joined by a tie of every
+    function it defines to the names its body reads and changes. A cell may call what a name it
+    reads before binding it holds, by itself or through the cells above (its own functions'
+    bodies are in its reading already); a function's tie to the names its body reads makes none
+    of them a function."""
     effects = _effects(found)
-    holds = Sharing(found)
     result = []
-    for u in found:
+    for index, u in enumerate(found):
         names = [name for name, _, _ in u.effects]
         ties = tuple(frozenset({name, *effects[name][0], *effects[name][1]}) for name in names)
         u = replace(u, links=u.links + ties) if ties else u
-        called = [effects[name] for name in holds.closure(set(u.reads)) & effects.keys()]
+        reachable = Sharing(found[:index]).closure(set(u.entry)) if index else set(u.entry)
+        called = [effects[name] for name in reachable & effects.keys()]
         if not called or u.opaque:
             result.append(u)
             continue

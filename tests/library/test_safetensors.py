@@ -68,6 +68,25 @@ def _file(tmp_path: Path, header: object, data: bytes = b"", size: int | None = 
             ),
             "'w' (F32 [4]) needs 16 bytes",
         ),
+        (
+            lambda p: _file(
+                p, {"w": {"dtype": "F32", "shape": [2**62, 4], "data_offsets": [0, 0]}}
+            ),
+            "needs 73,786,976,294,838,206,464 bytes",
+        ),
+        (
+            lambda p: _file(p, {"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}),
+            "not a list of sizes",
+        ),
+        (
+            lambda p: _file(p, {"w": {"dtype": "F32", "shape": [1], "data_offsets": ["0", 4]}}),
+            "not two numbers",
+        ),
+        (
+            lambda p: _file(p, {"w": {"dtype": ["F32"], "shape": [1], "data_offsets": [0, 4]}}),
+            "not one numpy reads",
+        ),
+        (lambda p: _file(p, {"__metadata__": ["a"]}), "not a map of text to text"),
     ],
 )
 def test_a_file_that_is_not_one_names_the_file_and_the_problem(tmp_path: Path, make, says) -> None:
