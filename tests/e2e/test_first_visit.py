@@ -4,7 +4,6 @@ course's offline copy made afterwards from what the boot already fetched."""
 
 from __future__ import annotations
 
-import re
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -21,19 +20,15 @@ from tests.e2e.conftest import (
     wait_ready,
 )
 from tests.e2e.test_export import copy_lessons, export
-from tests.support.static_host import plain_server
+from tests.support.static_host import plain_server, requested
 
 STEP = "lessons/needs-numpy/1"
-#: A request line and its status, in http.server's and in uvicorn's logs.
-REQUEST = re.compile(r'"GET (?P<path>[^ ?"]+)[^"]*" (?P<status>\d{3})')
 OFFLINE_TIMEOUT_MS = 180_000
 
 
 def fetched(log: Path) -> Counter[str]:
     """How often each path was answered in full (200) in a server's request log."""
-    return Counter(
-        m["path"] for m in REQUEST.finditer(log.read_text(errors="replace")) if m["status"] == "200"
-    )
+    return requested(log, "200")
 
 
 def first_visit(browser: Browser, url: str) -> dict:

@@ -72,6 +72,12 @@ def test_the_library_tests_pass_inside_pyodide_with_numpy(numpy_release: Release
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     closing = done.stdout.strip().splitlines()[-1]
-    # pytest's closing line, e.g. "112 passed, 2 warnings in 223.25s (0:03:43)": nothing failed.
-    assert re.fullmatch(r"\d+ passed(, \d+ warnings?)? in [\d.]+s( \([\d:]+\))?", closing), closing
-    assert int(closing.split()[0]) >= 90, "the whole of tests/library ran"
+    # pytest's closing line, e.g. "112 passed, 2 skipped, 2 warnings in 223.25s (0:03:43)":
+    # nothing failed, and only the two tests that compare with the safetensors package (not
+    # among Pyodide's packages: tests/library/test_safetensors.py) skipped.
+    found = re.fullmatch(
+        r"(\d+) passed(?:, (\d+) skipped)?(?:, \d+ warnings?)? in [\d.]+s(?: \([\d:]+\))?", closing
+    )
+    assert found, closing
+    assert int(found[2] or 0) <= 2, closing
+    assert int(found[1]) >= 90, "the whole of tests/library ran"

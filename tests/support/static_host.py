@@ -5,12 +5,14 @@ Netlify and Cloudflare Pages do.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -37,6 +39,20 @@ def _wait(url: str, process: subprocess.Popen | None = None) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{url} did not answer within 30 s")
+
+
+#: A request line and its status, in http.server's and in uvicorn's logs.
+REQUEST = re.compile(r'"GET (?P<path>[^ ?"]+)[^"]*" (?P<status>\d{3})')
+
+
+def requested(log: Path, status: str | None = None) -> Counter[str]:
+    """How often each path was asked for in a server's request log (only answers of ``status``,
+    when given). The server sees every request, whichever worker of the page made it."""
+    return Counter(
+        m["path"]
+        for m in REQUEST.finditer(log.read_text(errors="replace"))
+        if status is None or m["status"] == status
+    )
 
 
 @contextmanager
