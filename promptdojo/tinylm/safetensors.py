@@ -84,10 +84,9 @@ def _tensor(path: Path, name: str, info: Any, data: memoryview) -> np.ndarray:
         dtype_name, shape, (begin, end) = info["dtype"], info["shape"], info["data_offsets"]
     except (TypeError, KeyError, ValueError):
         raise ValueError(f"{path}: tensor {name!r} lacks a dtype, a shape or its offsets") from None
-    whole = (int, np.integer)
-    if not isinstance(shape, list) or not all(isinstance(n, whole) and n >= 0 for n in shape):
+    if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise ValueError(f"{path}: tensor {name!r} has shape {shape!r}, not a list of sizes")
-    if not all(isinstance(n, whole) for n in (begin, end)):
+    if not all(isinstance(n, int) for n in (begin, end)):
         raise ValueError(f"{path}: tensor {name!r} has offsets {[begin, end]!r}, not two numbers")
     dtype = DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None
     if dtype is None:
