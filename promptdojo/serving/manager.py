@@ -130,23 +130,25 @@ class KVCacheManager:
         ``new_computed_blocks`` are prefix-cache hits (from :meth:`get_computed_blocks`); a hit
         on a free block takes it out of the free queue, so it counts against the free blocks.
         """
-        blocks = self.req_to_blocks.setdefault(request.request_id, [])
-        num_computed = request.num_computed_tokens + num_new_computed_tokens
-        total = num_computed + num_new_tokens
-        num_required = -(-total // self.block_size)
-        num_new_blocks = max(0, num_required - len(blocks) - len(new_computed_blocks))
-        num_full = min(total, request.num_tokens) // self.block_size
-        cached = self.num_cached_block.get(request.request_id, 0)
+        request_id, block_size = request.request_id, self.block_size
+        total = request.num_computed_tokens + num_new_computed_tokens + num_new_tokens
+        blocks = self.req_to_blocks.get(request_id)
+        if blocks is None:
+            blocks = self.req_to_blocks[request_id] = []
+        cached = self.num_cached_block.get(request_id, 0)
         if (
-            not num_new_blocks
-            and not new_computed_blocks
-            and (not self.enable_caching or num_full <= cached)
+            not new_computed_blocks
+            and total <= len(blocks) * block_size
+            and (total // block_size <= cached or not self.enable_caching)
         ):
             return []  # the common decode step: the token fits, and no block became full
+        num_full = min(total, request.num_tokens) // block_size
+        num_required = -(-total // block_size)
+        num_new_blocks = max(0, num_required - len(blocks) - len(new_computed_blocks))
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0)
         if num_new_blocks + evictable > self.block_pool.get_num_free_blocks():
             if not blocks:
-                del self.req_to_blocks[request.request_id]
+                del self.req_to_blocks[request_id]
             return None
         if new_computed_blocks:
             self.block_pool.touch(new_computed_blocks)
@@ -154,9 +156,9 @@ class KVCacheManager:
         new_blocks = self.block_pool.get_new_blocks(num_new_blocks)
         blocks.extend(new_blocks)
         if self.enable_caching and num_full > cached:
-            hashes = request.block_hashes(self.block_size)
+            hashes = request.block_hashes(block_size)
             self.block_pool.cache_full_blocks(blocks, hashes, cached, num_full)
-            self.num_cached_block[request.request_id] = num_full
+            self.num_cached_block[request_id] = num_full
         return new_blocks
 
     def free(self, request: Request) -> None:

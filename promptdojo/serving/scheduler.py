@@ -14,6 +14,7 @@ sequence limit and the free blocks (after prefix-cache hits) allow.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -81,12 +82,13 @@ class Scheduler:
         budget = self.max_num_batched_tokens
         scheduled: dict[str, int] = {}
         preempted: list[str] = []
+        running = self.running
         i = 0
-        while i < len(self.running) and budget > 0:
-            request = self.running[i]
+        while i < len(running) and budget > 0:
+            request = running[i]
             num_new = min(request.num_tokens - request.num_computed_tokens, budget)
             while kv.allocate_slots(request, num_new) is None:
-                victim = self.running.pop()  # the request admitted last
+                victim = running.pop()  # the request admitted last
                 self._preempt(victim)
                 preempted.append(victim.request_id)
                 if victim is request:
@@ -122,12 +124,12 @@ class Scheduler:
         """After the step ran: every request whose cache now covers all its tokens gets one new
         token (a partial prefill chunk gets none); finished requests free their blocks."""
         finished = []
-        for request in list(self.running):
-            if request.request_id not in output.num_scheduled_tokens:
-                continue
-            if request.num_computed_tokens < request.num_tokens:
+        scheduled = output.num_scheduled_tokens
+        for request in [r for r in self.running if r.request_id in scheduled]:
+            num_tokens = request.num_tokens
+            if request.num_computed_tokens < num_tokens:
                 continue  # a prompt chunk: no token yet
-            request.output_token_ids.append(_next_token(request))
+            request.output_token_ids.append(_next_token(request.request_id, num_tokens))
             if request.first_token_time is None:
                 request.first_token_time = now
             if request.is_finished:
@@ -144,9 +146,14 @@ class Scheduler:
         return bool(self.waiting or self.running)
 
 
-def _next_token(request: Request) -> int:
+def _next_token(request_id: str, position: int) -> int:
     """A stand-in for the model's sample: deterministic, different per request and position."""
-    return (zlib.crc32(request.request_id.encode()) + request.num_tokens * 7919) % 32_000
+    return (_id_hash(request_id) + position * 7919) % 32_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_hash(request_id: str) -> int:
+    return zlib.crc32(request_id.encode())
 
 
 __all__ = ["BLOCK_SIZE", "Scheduler", "SchedulerOutput"]

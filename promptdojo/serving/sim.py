@@ -144,9 +144,10 @@ def simulate(
         out = sched.schedule()
         if not out.num_scheduled_tokens:
             _stuck(sched, kv)
-        now += gpu.step_time(out.total_num_scheduled_tokens, _context(sched, out))
+        size = out.total_num_scheduled_tokens
+        now += gpu.step_time(size, _context(sched, out))
         usage.append(kv.usage)
-        sizes.append(out.total_num_scheduled_tokens)
+        sizes.append(size)
         sched.update_from_output(out, now)
         steps += 1
     return Result(requests, now, steps, sched.num_preemptions, usage, sizes)
