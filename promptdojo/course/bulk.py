@@ -157,6 +157,25 @@ def _worker(
     return (pickle.dumps(made) if blob is None else blob), _then_of(then, made, folder)
 
 
+def _not_installed(folder: Path) -> tuple:
+    raise RuntimeError("no task installed in this process")
+
+
+#: A worker process's task, installed once as it starts (:func:`_install`): the folders sent to
+#: it then travel alone, not each pair with the task and the lock it reads against (77 kB).
+_TASK: Callable[[Path], tuple] = _not_installed
+
+
+def _install(task: Callable[[Path], tuple]) -> None:
+    global _TASK
+    _TASK = task
+
+
+def _installed(folder: Path) -> tuple:
+    """The task :func:`_install` installed in this worker process, for ``folder``."""
+    return _TASK(folder)
+
+
 def parse_many(
     work: Callable[[Path], T],
     folders: list[Path],
@@ -188,11 +207,13 @@ def parse_many(
     else:
         # The results come back as many objects as the worker made, unpickled here while
         # the workers go on: the cycle collector, paused, does not walk them over and over.
-        with _collector_paused(), ProcessPoolExecutor(jobs) as pool:
+        task = partial(_worker, work, then, cache=cache, version=version)
+        with (
+            _collector_paused(),
+            ProcessPoolExecutor(jobs, initializer=_install, initargs=(task,)) as pool,
+        ):
             # Two folders a task: the last tasks end together, so no core waits long at the end.
-            sent = pool.map(
-                partial(_worker, work, then, cache=cache, version=version), todo, chunksize=2
-            )
+            sent = pool.map(_installed, todo, chunksize=2)
             ready.update(
                 (folder, (pickle.loads(blob), extra))
                 for folder, (blob, extra) in zip(todo, sent, strict=True)

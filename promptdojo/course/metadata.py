@@ -14,6 +14,7 @@ import yaml
 
 from promptdojo.course.model import DEFAULT_TIME_LIMIT
 from promptdojo.course.problems import Report, did_you_mean, read_text
+from promptdojo.course.yamlread import load as _load
 
 LESSON_FILE = "lesson.yaml"
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -87,55 +88,13 @@ def closest_packages(name: str, known: set[str]) -> str:
 
 #: The most text a lesson.yaml or a step's front matter may hold: a few keys, never megabytes.
 MAX_YAML_BYTES = 64 * 1024
-#: How deep its values may nest (``[[[...]]]``); lesson keys need two levels at most.
-MAX_YAML_DEPTH = 32
-
-
-class _LessonLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with no aliases and a depth limit.
-
-    An alias repeats a value without writing it out, so a few lines of them (a "billion laughs")
-    stand for gigabytes once printed; thousands of nested brackets recurse past Python's limit.
-    Both are mistakes at their line here, never a MemoryError or a RecursionError.
-    """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(
-                None, None, "aliases (*name) are not allowed: write the value out", mark
-            )
-        if self.depth >= MAX_YAML_DEPTH:
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(
-                None, None, f"values nest more than {MAX_YAML_DEPTH} levels deep", mark
-            )
-        self.depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-
-def _load(text: str) -> tuple[yaml.Node | None, Any]:
-    """The node tree of ``text`` and the data it makes, read by :class:`_LessonLoader`."""
-    loader = _LessonLoader(text)
-    try:
-        node = loader.get_single_node()
-        return node, loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
 
 
 @functools.lru_cache(maxsize=256)
 def _plain_key(text: str) -> Any:
     """What a plain key's text means (``null`` is None, ``1`` is 1): the same few keys come
     again in every step's front matter, so each is read once."""
-    return _load(text)[1]
+    return _load(text, fast=True)[1]
 
 
 def compose(text: str) -> yaml.Node | None:
@@ -172,7 +131,7 @@ def load_mapping(
         )
         return None
     try:
-        node, data = _load(text)
+        node, data = _load(text, fast=True)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         lines = text.count("\n") + (not text.endswith("\n"))  # front matter ends without one

@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+#: Renders the steps' prose and hints (it holds no state between renders): one for every lesson,
+#: not one made for each.
+_RENDERER = markdown()
+
+
 def load_lesson(folder: Path, lock: Lock | Literal["default"] | None = "default") -> Lesson:
     """Parse the lesson in ``folder``; raise :class:`LessonError` listing every mistake.
 
@@ -127,7 +132,7 @@ def _read_steps(
 ) -> tuple[list[Step], dict[int, Path]]:
     """The steps of ``folder``, in file order, and the file of each step number; a file with no
     number, or a number taken, is reported and left out."""
-    md = markdown()
+    md = _RENDERER
     steps: list[Step] = []
     seen: dict[int, Path] = {}
     rules_key = (frozenset(rules.declared), rules.version, rules.package_for_import is None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -231,9 +232,9 @@ def test_lessons_parsed_in_processes_report_as_one_process_does(
     real = bulk.ProcessPoolExecutor
 
     class Counted(real):  # type: ignore[misc, valid-type]
-        def __init__(self, workers: int | None = None) -> None:
+        def __init__(self, workers: int | None = None, **options: Any) -> None:
             started.append(workers)
-            super().__init__(workers)
+            super().__init__(workers, **options)
 
     serial = validate([course], jobs=1)
     monkeypatch.setattr(bulk, "ProcessPoolExecutor", Counted)
