@@ -52,6 +52,7 @@ def _mapping(text: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple:
     with monkeypatch.context() as patched:
         if not fast:
             patched.setattr(yamlread, "_FastLoader", None)
+        metadata._plain_key.cache_clear()  # each reading reads its keys itself
         report = Report()
         loaded = metadata.load_mapping(text, Path("x.md"), 2, report, "front matter")
         return repr(loaded), [str(d) for d in report.items]
