@@ -4,7 +4,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import test from "node:test";
 import { strToU8, zipSync } from "fflate";
-import { downloadWheel, quietForCompiled, transferables } from "../../static/js/kernel/downloads.js";
+import {
+  downloadWheel,
+  fetchBytes,
+  quietForCompiled,
+  transferables,
+} from "../../static/js/kernel/downloads.js";
 
 // The smallest valid WebAssembly module: its magic and version.
 const EMPTY_MODULE = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
@@ -110,4 +115,63 @@ test("what a compiled wheel's twin did goes to the console, not to the page", ()
   assert.equal(warned.length, 1);
   assert.ok(warned[0].includes(name));
   assert.deepEqual(said, ["promptdojo: the compressed copy of pyodide.asm.wasm was not used (HTTP 404)"]);
+});
+
+// A connection that drops early rejects fetch itself where fetch is wrapped (twins.js reads the
+// first bytes before it answers), and later, in arrayBuffer(): either way it is asked for again.
+async function withFailingFetch(failures, body) {
+  const real = { fetch: globalThis.fetch, warn: console.warn };
+  const asked = [];
+  const warned = [];
+  globalThis.fetch = async (url) => {
+    asked.push(String(url));
+    const failure = failures.shift();
+    if (failure === "fetch") throw new TypeError("network error");
+    if (failure === "body") {
+      const stream = new ReadableStream({ pull: (c) => c.error(new TypeError("network error")) });
+      return new Response(stream);
+    }
+    return new Response(new Uint8Array([1, 2, 3]));
+  };
+  console.warn = (message) => warned.push(message);
+  try {
+    return await body(asked, warned);
+  } finally {
+    globalThis.fetch = real.fetch;
+    console.warn = real.warn;
+  }
+}
+
+for (const failure of ["fetch", "body"]) {
+  test(`a download that breaks off (${failure}) is fetched again, and said once`, async () => {
+    await withFailingFetch([failure], async (asked, warned) => {
+      const bytes = await fetchBytes("http://x/snapshot/s.bin", "the snapshot");
+      assert.deepEqual([...new Uint8Array(bytes)], [1, 2, 3]);
+      assert.equal(asked.length, 2);
+      assert.deepEqual(warned, ["promptdojo: the snapshot broke off (network error); fetching it again"]);
+    });
+  });
+
+  test(`a download that breaks off (${failure}) twice fails, naming it`, async () => {
+    await withFailingFetch([failure, failure], async (asked) => {
+      await assert.rejects(fetchBytes("http://x/snapshot/s.bin", "the snapshot"), {
+        message: "the snapshot could not be fetched (network error)",
+      });
+      assert.equal(asked.length, 2);
+    });
+  });
+}
+
+test("an error status is not fetched again", async () => {
+  const real = globalThis.fetch;
+  let asked = 0;
+  globalThis.fetch = async () => (asked++, new Response("gone", { status: 404 }));
+  try {
+    await assert.rejects(fetchBytes("http://x/b.zip", "the learner bundle"), {
+      message: "the learner bundle could not be fetched (HTTP 404)",
+    });
+    assert.equal(asked, 1);
+  } finally {
+    globalThis.fetch = real;
+  }
 });

@@ -22,14 +22,25 @@ import { prepareWheel, wheelsCover } from "./wheels.js";
  * more: the second answer may come from another source (twins.js falls back to the file).
  */
 export async function fetchBytes(url, what, tries = 2) {
-  const response = await fetch(url);
+  const again = (error) => {
+    const why = error?.message ?? error;
+    if (tries <= 1) throw new Error(`${what} could not be fetched (${why})`);
+    console.warn(`promptdojo: ${what} broke off (${why}); fetching it again`);
+    return fetchBytes(url, what, tries - 1);
+  };
+  let response;
+  try {
+    // Where fetch is wrapped (twins.js, offline-copy.js), it reads the first bytes before it
+    // answers: a connection that drops before a slow thread reads them rejects here.
+    response = await fetch(url);
+  } catch (error) {
+    return again(error);
+  }
   if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
   try {
     return await response.arrayBuffer();
   } catch (error) {
-    if (tries <= 1) throw new Error(`${what} could not be fetched (${error?.message ?? error})`);
-    console.warn(`promptdojo: ${what} broke off (${error?.message ?? error}); fetching it again`);
-    return fetchBytes(url, what, tries - 1);
+    return again(error);
   }
 }
 
