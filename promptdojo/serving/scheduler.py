@@ -14,7 +14,6 @@ sequence limit and the free blocks (after prefix-cache hits) allow.
 
 from __future__ import annotations
 
-import functools
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -148,12 +147,7 @@ class Scheduler:
 
 def _next_token(request_id: str, position: int) -> int:
     """A stand-in for the model's sample: deterministic, different per request and position."""
-    return (_id_hash(request_id) + position * 7919) % 32_000
-
-
-@functools.lru_cache(maxsize=4096)
-def _id_hash(request_id: str) -> int:
-    return zlib.crc32(request_id.encode())
+    return (zlib.crc32(request_id.encode()) + position * 7919) % 32_000
 
 
 __all__ = ["BLOCK_SIZE", "Scheduler", "SchedulerOutput"]
