@@ -2,14 +2,17 @@
 // under a result, once each (a buffer listed twice would make postMessage throw).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import test from "node:test";
+import test, { mock } from "node:test";
 import { strToU8, zipSync } from "fflate";
 import {
+  DOWNLOAD_WORKER_SILENT_MS,
   downloadWheel,
   fetchBytes,
   quietForCompiled,
+  startDownloads,
   transferables,
 } from "../../static/js/kernel/downloads.js";
+import { FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
 // The smallest valid WebAssembly module: its magic and version.
 const EMPTY_MODULE = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
@@ -174,4 +177,89 @@ test("an error status is not fetched again", async () => {
   } finally {
     globalThis.fetch = real;
   }
+});
+
+// A download worker that never says a word (WebKit was seen to leave one hanging, and the boot
+// then waited for ever) has its job done in the kernel worker; one that says it has the job is
+// left to it, however long the job takes.
+async function withDownloadWorkers(body) {
+  const restore = savedGlobals(["Worker", "fetch"]);
+  const real = console.warn;
+  const asked = [];
+  const warned = [];
+  FakeWorker.made = [];
+  globalThis.Worker = FakeWorker;
+  globalThis.fetch = async (url) => (asked.push(String(url)), new Response("gone", { status: 404 }));
+  console.warn = (message) => warned.push(message);
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  const config = { downloadWorkerUrl: "download-worker.js", snapshot: { url: "http://x/s.bin" } };
+  try {
+    await body(startDownloads(config), asked, warned);
+  } finally {
+    mock.timers.reset();
+    console.warn = real;
+    restore();
+  }
+}
+
+const SNAPSHOT_GONE = { message: "the snapshot could not be fetched (HTTP 404)" };
+
+test("a download worker silent for its whole patience has its job done here, said once", async () => {
+  await withDownloadWorkers(async (downloads, asked, warned) => {
+    const [helper] = FakeWorker.made;
+    assert.deepEqual(helper.messages.map((m) => m.name), ["snapshot"]);
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS - 1);
+    assert.equal(downloads.where(), "download worker");
+    assert.deepEqual(asked, []);
+    mock.timers.tick(1);
+    assert.equal(helper.terminated, true);
+    assert.equal(downloads.where(), "kernel worker");
+    await assert.rejects(downloads.snapshot, SNAPSHOT_GONE); // fetched here: the 404 of this test
+    assert.deepEqual(asked, ["http://x/s.bin"]);
+    assert.deepEqual(warned, [
+      "promptdojo: downloading in the kernel worker: the download worker said nothing for 10 s",
+    ]);
+  });
+});
+
+test("a download worker that says it has the job keeps it, however long it takes", async () => {
+  await withDownloadWorkers(async (downloads, asked, warned) => {
+    const [helper] = FakeWorker.made;
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS / 2);
+    helper.say({ started: "snapshot" });
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS * 10);
+    helper.say({ name: "snapshot", value: "restored" });
+    assert.equal(await downloads.snapshot, "restored");
+    assert.equal(helper.terminated, false);
+    assert.equal(downloads.where(), "download worker");
+    assert.deepEqual([asked, warned], [[], []]);
+  });
+});
+
+test("a watch that fires late (this thread was busy) hears a message waiting behind it", async () => {
+  await withDownloadWorkers(async (downloads, asked) => {
+    const [helper] = FakeWorker.made;
+    mock.timers.setTime(DOWNLOAD_WORKER_SILENT_MS + 5000); // a restore held the thread 15 s
+    mock.timers.tick(0); // the late timer runs first: it gives the queue another second
+    assert.equal(helper.terminated, false);
+    helper.say({ started: "snapshot" });
+    mock.timers.tick(2000);
+    helper.say({ name: "snapshot", value: "restored" });
+    assert.equal(await downloads.snapshot, "restored");
+    assert.deepEqual(asked, []);
+  });
+});
+
+test("a late watch still gives up on a worker that says nothing in the second it adds", async () => {
+  await withDownloadWorkers(async (downloads, asked) => {
+    const [helper] = FakeWorker.made;
+    mock.timers.setTime(DOWNLOAD_WORKER_SILENT_MS + 5000);
+    mock.timers.tick(0);
+    mock.timers.tick(999);
+    assert.equal(helper.terminated, false);
+    mock.timers.tick(1);
+    assert.equal(helper.terminated, true);
+    await assert.rejects(downloads.snapshot, SNAPSHOT_GONE);
+    assert.deepEqual(asked, ["http://x/s.bin"]);
+  });
 });

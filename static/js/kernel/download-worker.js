@@ -1,7 +1,7 @@
 // A download worker (downloads.js): the kernel worker sends it one job's name and the page's
 // kernel config, and it answers as shared/contract.js says (DownloadJob, DownloadAnswer): the
 // job's value (its buffers moved), why it failed, or that it must be done again in the kernel
-// worker; and, unasked, its resource timings and its notes.
+// worker; first, that it has the job; and, unasked, its resource timings and its notes.
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import { withTwins, zstdLoader } from "../shared/twins.js";
@@ -17,6 +17,7 @@ function answer(name, value) {
 
 self.onmessage = ({ data: { name, config } }) => {
   self.onmessage = null; // one job per download worker
+  self.postMessage({ started: name }); // the kernel worker's watch (downloads.js) ends here
   // The job's files are read from the course's offline copy first (offline-copy.js), through
   // their compressed twins where the export has them (twins.js).
   self.fetch = withTwins(withOfflineCopy(self.fetch, unchangingFiles(config)), config.twins, {

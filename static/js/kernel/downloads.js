@@ -132,6 +132,28 @@ export function transferables(value, found = new Set()) {
   return [...found];
 }
 
+/**
+ * How long a download worker may stay silent before its job is done here instead: it says
+ * `started` the moment its job reaches it, so this covers its script's arrival and start, which
+ * WebKit was seen to leave hanging (the boot then waited for ever).
+ */
+export const DOWNLOAD_WORKER_SILENT_MS = 10_000;
+
+/**
+ * Call `onSilent()` after `ms`, unless the function returned is called first. This thread may be
+ * busy for seconds (restoring the snapshot), and a message may then wait in its queue behind the
+ * late timer: a timer that fires over a second late gives the queue another second first.
+ */
+function afterSilence(ms, onSilent) {
+  let timer;
+  const wait = (ms) => {
+    const due = Date.now() + ms;
+    timer = setTimeout(() => (Date.now() - due > 1000 ? wait(1000) : onSilent()), ms);
+  };
+  wait(ms);
+  return () => clearTimeout(timer);
+}
+
 /** Start a download worker, or say why it cannot start. */
 function startHelper(url, name) {
   if (typeof Worker !== "function") return { why: "this browser has no workers inside workers" };
@@ -156,7 +178,10 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
   }
   let settle = null; // until the job is answered, here or by the worker
   const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  const silent = `the download worker said nothing for ${DOWNLOAD_WORKER_SILENT_MS / 1000} s`;
+  const heard = afterSilence(DOWNLOAD_WORKER_SILENT_MS, () => runHere(silent));
   const take = () => {
+    heard();
     const pending = settle;
     settle = null;
     return pending;
@@ -174,6 +199,8 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
   };
   helper.onmessageerror = () => runHere("its result could not be moved to the kernel worker");
   helper.onmessage = ({ data }) => {
+    heard();
+    if (data.started) return;
     if (data.entries) return onEntries(data.entries);
     if (data.note) return onNote(data.note);
     if ("retry" in data) return runHere(data.retry);
@@ -183,7 +210,13 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
     else pending.resolve(data.value);
   };
   helper.postMessage({ name, config });
-  return { result, stop: () => helper.terminate() };
+  return {
+    result,
+    stop() {
+      heard();
+      helper.terminate();
+    },
+  };
 }
 
 /**

@@ -105,13 +105,16 @@
  */
 
 /**
- * What a download worker says back: one of `value` (the job's result, its buffers moved, not
- * copied), `error` (why it failed: the boot reports it and falls back) or `retry` (the result could
- * not be moved: the kernel worker downloads it itself), with the job's `name`; or, unasked,
- * `entries` (its resource timings, `[url, transferSize]`, for the page's byte count) or `note`
- * (a compressed copy it could not use).
+ * What a download worker says back: first `started` (the job's name, the moment the job reaches
+ * it: a worker silent for `DOWNLOAD_WORKER_SILENT_MS` has its job done in the kernel worker);
+ * then one of `value` (the job's result, its buffers moved, not copied), `error` (why it failed:
+ * the boot reports it and falls back) or `retry` (the result could not be moved: the kernel
+ * worker downloads it itself), with the job's `name`; or, unasked, `entries` (its resource
+ * timings, `[url, transferSize]`, for the page's byte count) or `note` (a compressed copy it
+ * could not use).
  *
  * @typedef {object} DownloadAnswer
+ * @property {string} [started]
  * @property {string} [name]
  * @property {*} [value]
  * @property {string} [error]
