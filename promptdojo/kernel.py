@@ -22,10 +22,11 @@ import linecache
 import sys
 import traceback
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_KEY, WARM_UP_NUMPY
+from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_KEY, WARM_UP_NUMPY, warm_up_modules
 from promptdojo.ui import MAX_TEXT, RUN_KEY, ControlError, ControlRun
 
 __all__ = ["CellResult", "Kernel", "seed_code", "seed_everything"]
@@ -226,6 +227,12 @@ class Kernel:
                 return self.run(code, key=WARM_UP_KEY, cell_id="warm-up")
         finally:
             self.reset(WARM_UP_KEY)
+
+    def warm_up_modules(self, names: Iterable[str]) -> list[str]:
+        """Call the warm-up of each imported module of ``names`` that has one, unseen
+        (:func:`promptdojo.kernel_warm_up.warm_up_modules`); the page calls this before "ready"
+        with the opened step's imports. Returns the modules whose warm-up ran."""
+        return warm_up_modules(names)
 
     def run(
         self,

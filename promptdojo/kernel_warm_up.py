@@ -1,8 +1,20 @@
-"""The cell the kernel runs once, unseen, before the page says "ready" (``Kernel.warm_up``).
+"""The cell the kernel runs once, unseen, before the page says "ready" (``Kernel.warm_up``), and
+the learner library's own warm-ups (``Kernel.warm_up_modules``).
 
 In the browser, WebAssembly compiles each function of the interpreter (and of numpy) on its first
 call; running a cell like a lesson's first moves that cost off the learner's first Run.
 """
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Iterable, Iterator
+
+#: What a module of the learner library defines when its first call costs much in the browser
+#: (the tiny model's first forward pass): a function of no arguments, run unseen before "ready".
+HOOK = "_kernel_warm_up"
 
 WARM_UP_KEY = "\0warm-up"
 #: A cell like a lesson's first: a loop, f-strings, a dict, a traceback caught, a last value.
@@ -30,3 +42,56 @@ grid = np.arange(6.0).reshape(2, 3)
 print(p.round(3).tolist(), int(np.argmax(p)), rng.choice(3, size=4, p=p), grid @ grid.T)
 grid
 """
+
+
+#: The modules whose warm-up has run in this interpreter: each runs once.
+_WARMED: set[str] = set()
+
+
+def warm_up_modules(names: Iterable[str]) -> list[str]:
+    """Call :data:`HOOK` of each imported module of ``names`` that has one, unseen, once.
+
+    A module inside a package uses its package's (``a.b.c`` looks in ``a.b.c``, ``a.b``, ``a``).
+    Returns the modules whose warm-up ran now (not those warmed before); one that fails is
+    skipped, and its cost stays with the first Run that needs it. Nothing of it stays: no
+    output, no global random state.
+    """
+    warmed: list[str] = []
+    for name in _with_packages(names):
+        hook = getattr(sys.modules.get(name), HOOK, None)
+        if name in _WARMED or not callable(hook):
+            continue
+        _WARMED.add(name)
+        out = io.StringIO()
+        with _random_state_kept(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                hook()
+            except Exception:  # the first Run that needs it shows whatever it is
+                continue
+        warmed.append(name)
+    return warmed
+
+
+def _with_packages(names: Iterable[str]) -> list[str]:
+    """``names`` and the packages above each (``a.b.c`` gives ``a.b.c``, ``a.b``, ``a``), once."""
+    found: dict[str, None] = {}
+    for name in names:
+        parts = str(name).split(".")
+        for end in range(len(parts), 0, -1):
+            found.setdefault(".".join(parts[:end]))
+    return list(found)
+
+
+@contextlib.contextmanager
+def _random_state_kept() -> Iterator[None]:
+    """Put back the global random states (``random``'s, and numpy's if imported) afterwards."""
+    import random
+
+    numpy = sys.modules.get("numpy")
+    kept = random.getstate(), numpy.random.get_state() if numpy else None
+    try:
+        yield
+    finally:
+        random.setstate(kept[0])
+        if numpy is not None:
+            numpy.random.set_state(kept[1])

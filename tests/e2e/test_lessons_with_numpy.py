@@ -8,6 +8,7 @@ must fail on the starter and pass on the solution.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,44 @@ from tests.e2e.conftest import (
     run_code,
     wait_ready,
 )
-from tests.e2e.walk import kernel_runs, walk
+from tests.e2e.walk import kernel_runs, walk, walk_step
 
 LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
 LESSON_ONE = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization").steps[0]
+
+
+def test_a_step_opened_on_the_tiny_model_warms_it_unseen_and_keeps_its_records(
+    page: Page, numpy_lessons_server: Server, real_lessons: Path
+) -> None:
+    """Step 2 imports the tiny model: its first forward pass ran before "ready" (its numpy loops
+    compiled then, not on the learner's first Run), and left nothing behind: every cell, seeded
+    sampling included, still shows its recorded output."""
+    lesson = load_lesson(real_lessons / "decoding-kv-cache-quantization")
+    runs = walk_step(page, numpy_lessons_server.url, lesson, 2)
+    ready = page.evaluate(READY)
+    assert ready["warmUp"]["modules"] == ["promptdojo.tinylm"], ready
+    assert "promptdojo.tinylm" in ready["importedAfterRestore"], ready
+    problems = [f"{run.where}: {problem}" for run in runs for problem in run.problems]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_other_steps_modules_are_warmed_after_ready_for_a_step_reached_in_place(
+    browser: Browser, numpy_lessons_server: Server
+) -> None:
+    """Step 1 does not load the tiny model, step 2 does: a little after "ready", in a turn of
+    its own, the worker runs the tiny model's warm-up too, so that step 2 reached in place pays
+    no first-call compiling either. (The walks above check that it changes no output.)"""
+    url = f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1"
+    page = fresh_page(browser, url)
+    try:
+        assert page.evaluate(READY)["warmUp"]["modules"] == []
+        probe = "from promptdojo.kernel_warm_up import _WARMED\nprint(sorted(_WARMED))"
+        deadline = time.monotonic() + 60
+        while (warmed := run_code(page, probe).strip()) == "[]" and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        assert warmed == "['promptdojo.tinylm']"
+    finally:
+        page.context.close()
 
 
 @pytest.mark.parametrize("lesson_id", LESSONS)
@@ -68,6 +103,7 @@ def test_the_lesson_restores_a_snapshot_and_numpy_randomness_is_fresh(
         assert ready["fromWheels"] is True, ready
         assert ready["downloadedIn"] == "download worker", ready
         assert "numpy" in ready["loaded"]
+        assert ready["warmUp"]["modules"] == [], ready  # step 1 does not load the tiny model
         printed.append(run_code(page, code).split())
         page.context.close()
     first, second = printed

@@ -155,6 +155,16 @@ def walk(page: Page, base_url: str, lesson: Lesson) -> list[CellRun]:
     return runs
 
 
+def walk_step(page: Page, base_url: str, lesson: Lesson, number: int) -> list[CellRun]:
+    """Open step ``number`` itself (a first visit there) and run every visible cell in order."""
+    page.goto(f"{base_url}/lessons/{lesson.id}/{number}")
+    wait_ready(page)
+    page.evaluate(_RECORD_RUNS)
+    step = lesson.steps[number - 1]
+    expect(page.get_by_role("heading", level=1)).to_have_text(step.title)
+    return [_run_cell(page, lesson, step, cell) for cell in step.cells]
+
+
 def kernel_runs(page: Page) -> list[dict]:
     """Every kernel run of the walk: ``{cellId, ms, ok}``, set-up cells and checks included."""
     return page.evaluate("() => window.promptdojoKernel.__walkRuns")

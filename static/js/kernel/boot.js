@@ -206,7 +206,8 @@ export async function bootCellRunner({
   const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
   const importedAfterRestore = runner.importModules(imports);
   bootMark("imported");
-  const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
+  const numpy = Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing);
+  const warmUp = runner.warmUp(numpy, importedAfterRestore);
   bootMark("warmed-up");
   onPhase("ready", {
     missing: Object.keys(missing),
@@ -308,11 +309,13 @@ export class CellRunner {
   }
 
   /**
-   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`): WebAssembly compiles each
-   * function on its first call, and this moves that cost off the learner's first Run. Returns
-   * `{ms, numpy}`, or `{failed}` (the learner's cells then show whatever it was).
+   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`), then the warm-ups of the
+   * `modules` imported for the opened step that have one (`warm_up_modules`: the tiny model's
+   * first forward pass): WebAssembly compiles each function on its first call, and this moves
+   * that cost off the learner's first Run. Returns `{ms, numpy, modules}` (those warmed), or
+   * `{failed}` (the learner's cells then show whatever it was).
    */
-  warmUp(numpy) {
+  warmUp(numpy, modules = []) {
     const started = performance.now();
     try {
       const result = this.pyKernel.warm_up.callKwargs({ numpy });
@@ -322,7 +325,25 @@ export class CellRunner {
     } catch (error) {
       return { failed: String(error?.message ?? error).split("\n").at(-1), numpy };
     }
-    return { ms: Math.round(performance.now() - started), numpy };
+    const warmed = this.warmUpModules(modules);
+    return { ms: Math.round(performance.now() - started), numpy, modules: warmed };
+  }
+
+  /**
+   * The warm-ups of the modules `names` (and their packages) that have one and have not run
+   * (promptdojo.kernel's `warm_up_modules`). Returns the modules warmed now; none if it failed.
+   */
+  warmUpModules(names) {
+    try {
+      const list = this.pyKernel.warm_up_modules(names);
+      try {
+        return list.toJs();
+      } finally {
+        list.destroy();
+      }
+    } catch {
+      return []; // a Stop that landed meanwhile, or a broken interpreter: the next Run shows it
+    }
   }
 
   /** Forget the namespace `key`. */

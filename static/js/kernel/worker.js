@@ -64,10 +64,16 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
+/** How long after "ready" the worker warms up what the lesson's other steps import (below). */
+const WARM_OTHER_STEPS_AFTER_MS = 2000;
+
 /**
  * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
  * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
- * arrives meanwhile waits for one import at most.
+ * arrives meanwhile waits for one import at most. Then, a little later, in a turn of its own,
+ * run their modules' warm-ups (the boot ran the opened step's: boot.js `warmUp`), so that a step
+ * reached in place pays no first-call compiling either; a Run that arrives meanwhile waits for
+ * it (the tiny model's: some 200 ms).
  */
 async function importInTurns(runner, imports, step) {
   const numbers = Object.keys(imports).map(Number);
@@ -79,6 +85,8 @@ async function importInTurns(runner, imports, step) {
     await new Promise((resolve) => setTimeout(resolve, 0));
     runner.importModules([name]);
   }
+  await new Promise((resolve) => setTimeout(resolve, WARM_OTHER_STEPS_AFTER_MS));
+  runner.warmUpModules([...done]);
 }
 
 /** Answer run `id` as stopped: cancelled before it started, or interrupted outside the cell. */
