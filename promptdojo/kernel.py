@@ -230,8 +230,8 @@ class Kernel:
 
     def warm_up_modules(self, names: Iterable[str]) -> list[str]:
         """Call the warm-up of each imported module of ``names`` that has one, unseen
-        (:func:`promptdojo.kernel_warm_up.warm_up_modules`); the page calls this before "ready"
-        with the opened step's imports. Returns the modules whose warm-up ran."""
+        (:func:`promptdojo.kernel_warm_up.warm_up_modules`); the worker calls this just after
+        "ready" with the lesson's imports. Returns the modules whose warm-up ran now."""
         return warm_up_modules(names)
 
     def run(

@@ -1,8 +1,9 @@
 """The cell the kernel runs once, unseen, before the page says "ready" (``Kernel.warm_up``), and
-the learner library's own warm-ups (``Kernel.warm_up_modules``).
+the learner library's own warm-ups, run just after it (``Kernel.warm_up_modules``).
 
 In the browser, WebAssembly compiles each function of the interpreter (and of numpy) on its first
-call; running a cell like a lesson's first moves that cost off the learner's first Run.
+call, and compiles the hot ones again, optimized, in the background; running a cell like a
+lesson's first moves that cost off the learner's first Run.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import io
 import sys
 from collections.abc import Iterable, Iterator
 
-#: What a module of the learner library defines when its first call costs much in the browser
-#: (the tiny model's first forward pass): a function of no arguments, run unseen before "ready".
+#: What a module of the learner library defines when its first calls cost much in the browser
+#: (the tiny model's first forward pass): a function of no arguments, run unseen, once, just
+#: after "ready" when the lesson imports the module (static/js/kernel/worker.js).
 HOOK = "_kernel_warm_up"
 
 WARM_UP_KEY = "\0warm-up"

@@ -206,8 +206,7 @@ export async function bootCellRunner({
   const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
   const importedAfterRestore = runner.importModules(imports);
   bootMark("imported");
-  const numpy = Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing);
-  const warmUp = runner.warmUp(numpy, importedAfterRestore);
+  const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
   bootMark("warmed-up");
   onPhase("ready", {
     missing: Object.keys(missing),
@@ -309,13 +308,11 @@ export class CellRunner {
   }
 
   /**
-   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`), then the warm-ups of the
-   * `modules` imported for the opened step that have one (`warm_up_modules`: the tiny model's
-   * first forward pass): WebAssembly compiles each function on its first call, and this moves
-   * that cost off the learner's first Run. Returns `{ms, numpy, modules}` (those warmed), or
-   * `{failed}` (the learner's cells then show whatever it was).
+   * Run a typical cell once, unseen (promptdojo.kernel's `warm_up`): WebAssembly compiles each
+   * function on its first call, and this moves that cost off the learner's first Run. Returns
+   * `{ms, numpy}`, or `{failed}` (the learner's cells then show whatever it was).
    */
-  warmUp(numpy, modules = []) {
+  warmUp(numpy) {
     const started = performance.now();
     try {
       const result = this.pyKernel.warm_up.callKwargs({ numpy });
@@ -325,13 +322,13 @@ export class CellRunner {
     } catch (error) {
       return { failed: String(error?.message ?? error).split("\n").at(-1), numpy };
     }
-    const warmed = this.warmUpModules(modules);
-    return { ms: Math.round(performance.now() - started), numpy, modules: warmed };
+    return { ms: Math.round(performance.now() - started), numpy };
   }
 
   /**
    * The warm-ups of the modules `names` (and their packages) that have one and have not run
-   * (promptdojo.kernel's `warm_up_modules`). Returns the modules warmed now; none if it failed.
+   * (promptdojo.kernel's `warm_up_modules`: the tiny model's first forward pass, say). Returns
+   * the modules warmed now; none if it failed.
    */
   warmUpModules(names) {
     try {

@@ -64,16 +64,19 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
-/** How long after "ready" the worker warms up what the lesson's other steps import (below). */
-const WARM_OTHER_STEPS_AFTER_MS = 2000;
+/** How long after "ready" the worker runs the warm-ups of what the lesson imports (below). */
+const WARM_UP_MODULES_AFTER_MS = 500;
 
 /**
  * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
  * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
- * arrives meanwhile waits for one import at most. Then, a little later, in a turn of its own,
- * run their modules' warm-ups (the boot ran the opened step's: boot.js `warmUp`), so that a step
- * reached in place pays no first-call compiling either; a Run that arrives meanwhile waits for
- * it (the tiny model's: some 200 ms).
+ * arrives meanwhile waits for one import at most. Half a second later, in a turn of its own,
+ * run the warm-ups of the lesson's modules that have one (the tiny model's first forward pass,
+ * some 200 ms in Chromium), the opened step's first: the browser then compiles their hot loops
+ * fully in the background while the learner reads, and a step reached in place gains as much as
+ * the opened one. (Run before "ready", the warm-up made "ready" that much later, and a Run
+ * pressed at "ready" gained nothing: the compiling had not finished.) A Run that arrives during
+ * it waits for it.
  */
 async function importInTurns(runner, imports, step) {
   const numbers = Object.keys(imports).map(Number);
@@ -85,7 +88,7 @@ async function importInTurns(runner, imports, step) {
     await new Promise((resolve) => setTimeout(resolve, 0));
     runner.importModules([name]);
   }
-  await new Promise((resolve) => setTimeout(resolve, WARM_OTHER_STEPS_AFTER_MS));
+  await new Promise((resolve) => setTimeout(resolve, WARM_UP_MODULES_AFTER_MS));
   runner.warmUpModules([...done]);
 }
 
