@@ -230,8 +230,8 @@ class Kernel:
 
     def warm_up_modules(self, names: Iterable[str]) -> list[str]:
         """Call the warm-up of each imported module of ``names`` that has one, unseen
-        (:func:`promptdojo.kernel_warm_up.warm_up_modules`); the worker calls this just after
-        "ready" with the lesson's imports. Returns the modules whose warm-up ran now."""
+        (:func:`promptdojo.kernel_warm_up.warm_up_modules`); the worker calls this with the
+        lesson's imports once it is idle after "ready". Returns the modules warmed up now."""
         return warm_up_modules(names)
 
     def run(

@@ -1,5 +1,6 @@
 """The cell the kernel runs once, unseen, before the page says "ready" (``Kernel.warm_up``), and
-the learner library's own warm-ups, run just after it (``Kernel.warm_up_modules``).
+the learner library's own warm-ups, run once the kernel is idle after it
+(``Kernel.warm_up_modules``).
 
 In the browser, WebAssembly compiles each function of the interpreter (and of numpy) on its first
 call, and compiles the hot ones again, optimized, in the background; running a cell like a
@@ -14,8 +15,9 @@ import sys
 from collections.abc import Iterable, Iterator
 
 #: What a module of the learner library defines when its first calls cost much in the browser
-#: (the tiny model's first forward pass): a function of no arguments, run unseen, once, just
-#: after "ready" when the lesson imports the module (static/js/kernel/worker.js).
+#: (the tiny model's first forward pass): a function of no arguments, run unseen, once, after
+#: "ready" when no cell has run for half a second, if the lesson imports the module
+#: (static/js/kernel/worker.js).
 HOOK = "_kernel_warm_up"
 
 WARM_UP_KEY = "\0warm-up"

@@ -16,11 +16,11 @@ __all__ = ["QUANT_SCHEMES", "CharTokenizer", "Config", "TinyLM"]
 def _kernel_warm_up() -> None:
     """Score a short text and take two cached steps, unseen (``Kernel.warm_up_modules``).
 
-    The browser's kernel calls this just after "ready" when the lesson imports this package. In
-    WebAssembly, the first forward passes run numpy's einsum, attention and softmax loops in
-    code compiled quickly, until the browser has compiled them again, optimized, in the
-    background: a step's first scoring, pressed a few seconds after "ready", took 372-703 ms in
-    Chromium without this and 227-282 ms with it (the later ones: about 230).
+    The browser's kernel calls this after "ready", once no cell has run for half a second, when
+    the lesson imports this package. In WebAssembly, the first forward passes run numpy's
+    einsum, attention and softmax loops in code compiled quickly, until the browser has compiled
+    them again, optimized, in the background: a step's first scoring, pressed 3 s after
+    "ready", took 372-703 ms in Chromium without this and 227-282 ms with it (later ones: 230).
     """
     model = TinyLM.load()
     model.score("def add(a, b):\n    return a + b\n", window=24)

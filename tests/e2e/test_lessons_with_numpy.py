@@ -32,11 +32,14 @@ LESSON_ONE = load_lesson(REAL_LESSONS / "decoding-kv-cache-quantization").steps[
 
 
 def warmed_up(page: Page) -> str:
-    """The modules whose warm-up has run in the page's Python, once there is one (within 60 s)."""
+    """The modules whose warm-up has run in the page's Python, once there is one (within 60 s).
+
+    The worker runs the warm-ups once it has run nothing for half a second: the probe leaves it
+    a second between its runs."""
     probe = "from promptdojo.kernel_warm_up import _WARMED\nprint(sorted(_WARMED))"
     deadline = time.monotonic() + 60
     while (warmed := run_code(page, probe).strip()) == "[]" and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
+        page.wait_for_timeout(1000)
     return warmed
 
 

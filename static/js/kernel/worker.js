@@ -64,21 +64,32 @@ function onStream(name, text) {
 let interrupt = null;
 const cancelled = new Set();
 
-/** How long after "ready" the worker runs the warm-ups of what the lesson imports (below). */
-const WARM_UP_MODULES_AFTER_MS = 500;
+/** How long this worker must have run nothing before it runs the lesson's warm-ups (below). */
+const WARM_UP_WHEN_IDLE_MS = 500;
+/** When this worker last was ready, or started or ended a run (`performance.now()`). */
+let lastBusy = 0;
+
+/** Resolve once this worker has run nothing for `ms`. */
+async function idleFor(ms) {
+  for (let left = ms; left > 0; left = lastBusy + ms - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, left));
+  }
+}
 
 /**
  * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
  * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
- * arrives meanwhile waits for one import at most. Half a second later, in a turn of its own,
- * run the warm-ups of the lesson's modules that have one (the tiny model's first forward pass,
- * some 200 ms in Chromium), the opened step's first: the browser then compiles their hot loops
- * fully in the background while the learner reads, and a step reached in place gains as much as
- * the opened one. (Run before "ready", the warm-up made "ready" that much later, and a Run
- * pressed at "ready" gained nothing: the compiling had not finished.) A Run that arrives during
- * it waits for it.
+ * arrives meanwhile waits for one import at most. Once no run has started or ended for half a
+ * second (not between the runs of a chain of cells), in a turn of its own, run the warm-ups of
+ * the lesson's modules that have one (the tiny model's first forward pass, some 200 ms in
+ * Chromium), the opened step's first: the browser then compiles their hot loops fully in the
+ * background while the learner reads, and a step reached in place gains as much as the opened
+ * one. (Run before "ready", the warm-up made "ready" that much later, and a Run pressed at
+ * "ready" gained nothing: the compiling had not finished.) A Run that arrives during it waits
+ * for it.
  */
 async function importInTurns(runner, imports, step) {
+  lastBusy = performance.now();
   const numbers = Object.keys(imports).map(Number);
   numbers.sort((a, b) => (a < step) - (b < step) || a - b);
   const done = new Set(imports[step] ?? []);
@@ -88,7 +99,7 @@ async function importInTurns(runner, imports, step) {
     await new Promise((resolve) => setTimeout(resolve, 0));
     runner.importModules([name]);
   }
-  await new Promise((resolve) => setTimeout(resolve, WARM_UP_MODULES_AFTER_MS));
+  await idleFor(WARM_UP_WHEN_IDLE_MS);
   runner.warmUpModules([...done]);
 }
 
@@ -237,6 +248,7 @@ self.onmessage = async (event) => {
     self.postMessage({ type: FROM_WORKER.STARTED, id: message.id });
     current = message.id;
     lastFlush = performance.now();
+    lastBusy = lastFlush;
     shown = 0;
     truncated = false;
     let result;
@@ -255,6 +267,7 @@ self.onmessage = async (event) => {
         flush();
         postInterrupted(message.id);
         current = null;
+        lastBusy = performance.now();
         return;
       }
       // Python's own errors come back as results; an exception here means the runtime itself
@@ -273,5 +286,6 @@ self.onmessage = async (event) => {
     flush();
     self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result });
     current = null;
+    lastBusy = performance.now();
   }
 };
