@@ -19,8 +19,8 @@ def _kernel_warm_up() -> None:
     The browser's kernel calls this after "ready", once no cell has run for half a second, when
     the lesson imports this package. In WebAssembly, the first forward passes run numpy's
     einsum, attention and softmax loops in code compiled quickly, until the browser has compiled
-    them again, optimized, in the background: a step's first scoring, pressed 3 s after
-    "ready", took 372-703 ms in Chromium without this and 227-282 ms with it (later ones: 230).
+    them again, optimized, in the background; running them once while the learner reads moves
+    that wait off the step's first scoring (bench/NOTES.md says by how much).
     """
     model = TinyLM.load()
     model.score("def add(a, b):\n    return a + b\n", window=24)

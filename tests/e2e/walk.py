@@ -141,15 +141,23 @@ def _run_cell(page: Page, lesson: Lesson, step: Step, cell: Cell) -> CellRun:
     return run
 
 
-def walk(page: Page, base_url: str, lesson: Lesson) -> list[CellRun]:
-    """Open step 1, then for each step run every visible cell in order and go to the next."""
-    page.goto(f"{base_url}/lessons/{lesson.id}/1")
+def _open(page: Page, base_url: str, lesson: Lesson, number: int) -> None:
+    page.goto(f"{base_url}/lessons/{lesson.id}/{number}")
     wait_ready(page)
     page.evaluate(_RECORD_RUNS)
+
+
+def _run_step(page: Page, lesson: Lesson, step: Step) -> list[CellRun]:
+    expect(page.get_by_role("heading", level=1)).to_have_text(step.title)
+    return [_run_cell(page, lesson, step, cell) for cell in step.cells]
+
+
+def walk(page: Page, base_url: str, lesson: Lesson) -> list[CellRun]:
+    """Open step 1, then for each step run every visible cell in order and go to the next."""
+    _open(page, base_url, lesson, 1)
     runs = []
     for step in lesson.steps:
-        expect(page.get_by_role("heading", level=1)).to_have_text(step.title)
-        runs += [_run_cell(page, lesson, step, cell) for cell in step.cells]
+        runs += _run_step(page, lesson, step)
         if step.number < len(lesson.steps):
             page.get_by_role("link", name="Next step").click()
     return runs
@@ -157,12 +165,8 @@ def walk(page: Page, base_url: str, lesson: Lesson) -> list[CellRun]:
 
 def walk_step(page: Page, base_url: str, lesson: Lesson, number: int) -> list[CellRun]:
     """Open step ``number`` itself (a first visit there) and run every visible cell in order."""
-    page.goto(f"{base_url}/lessons/{lesson.id}/{number}")
-    wait_ready(page)
-    page.evaluate(_RECORD_RUNS)
-    step = lesson.steps[number - 1]
-    expect(page.get_by_role("heading", level=1)).to_have_text(step.title)
-    return [_run_cell(page, lesson, step, cell) for cell in step.cells]
+    _open(page, base_url, lesson, number)
+    return _run_step(page, lesson, lesson.steps[number - 1])
 
 
 def kernel_runs(page: Page) -> list[dict]:
