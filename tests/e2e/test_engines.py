@@ -3,10 +3,10 @@
 Each engine opens one browser for the whole walk (tests/e2e/engines.py): Python ready from the
 snapshot; every cell of the real lesson's steps 1 and 7 showing its recorded output (Pyodide
 0.29.0 with numpy), Check on their exercises; next-step navigation keeping Python; Stop on
-``while True: pass``; a later cell run first running the cells above it; an edit surviving a
-reload; the export behind ``python -m http.server`` with its service worker. Every driver
-command has a time limit, and one that misses it fails naming the walk step. A missing engine
-is skipped with the reason, and fails under CI=true.
+``while True: pass``, and on a run queued behind it; a later cell run first running the cells
+above it; an edit surviving a reload; the export behind ``python -m http.server`` with its
+service worker. Every driver command has a time limit, and one that misses it fails naming the
+walk step. A missing engine is skipped with the reason, and fails under CI=true.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from tests.e2e.engines import (
     wait_for,
 )
 from tests.e2e.test_export import copy_lessons, export
+from tests.e2e.test_stop import QUEUED_BEHIND_A_SPIN
 from tests.e2e.walk import _SHOWN, _comparable, _expected
 from tests.support.static_host import plain_server
 
@@ -225,6 +226,20 @@ def test_stop_ends_an_endless_loop(engine: Engine, fixture_server: Server) -> No
     wait_done(engine, "after")
     output = engine.evaluate("document.querySelector('#cell-after .cell-output').textContent")
     assert output == "42"
+
+
+def test_stop_cancels_a_run_queued_behind_another(engine: Engine, fixture_server: Server) -> None:
+    # Whether a cancel that reached the worker while a run held it is read before the run queued
+    # ahead of it starts is each engine's ordering of the worker's messages (test_stop.py).
+    open_ready(engine, f"{fixture_server.url}/lessons/runaway/1")
+    done = engine.evaluate(QUEUED_BEHIND_A_SPIN)
+    assert done["cancelled"] is True, done
+    assert done["out"] == "", done
+    if engine.name == "webkit-no-sab":
+        # No interrupt without shared memory: stopping the spin replaces the worker.
+        assert done["first"] == done["second"] == "KernelRestarted", done
+    else:
+        assert done["first"] == done["second"] == "KeyboardInterrupt", done
 
 
 def test_running_a_later_cell_first_runs_the_cells_above(

@@ -172,3 +172,48 @@ def test_a_cell_that_never_takes_the_interrupt_gets_a_new_python(
     )
     wait_ready(page)
     assert page.evaluate("window.promptdojoKernel.worker.__token") != token
+
+
+#: Spin until stopped, then a run queued behind it that a Stop cancels: the page sends the worker
+#: a cancel for the queued run (no interrupt: another run holds Python), which reaches the worker
+#: after the queued run's own message, both waiting while the spin runs.
+QUEUED_BEHIND_A_SPIN = """(async () => {
+  const kernel = window.promptdojoKernel;
+  const spin = kernel.run("while True:\\n    pass", { key: "queue", cellId: "spin-first" });
+  while (kernel.current === null) await new Promise((resolve) => setTimeout(resolve, 20));
+  const out = [];
+  const queued = kernel.run("print('the queued run ran')", {
+    key: "queue",
+    cellId: "queued",
+    onStream: (name, text) => out.push(text),
+  });
+  const cancelled = kernel.stopCell("queued", "you pressed Stop");
+  kernel.stopCell("spin-first", "you pressed Stop");
+  const [first, second] = await Promise.all([spin, queued]);
+  return { cancelled, first: first.error_type, second: second.error_type, out: out.join("") };
+})()"""
+
+
+def test_stop_on_a_queued_run_cancels_it_though_another_run_holds_python(
+    page: Page, server: Server
+) -> None:
+    # A learner who stops a cell waiting behind a running one (the step's set-up, the cells above
+    # it, the lesson's warm-up) expects it never to run. The worker once took the queued run's
+    # message, and ran it, before it read the cancel that had arrived meanwhile.
+    page.goto(f"{server.url}/lessons/runaway/1")
+    wait_ready(page)
+    done = page.evaluate(QUEUED_BEHIND_A_SPIN)
+    assert done == {
+        "cancelled": True,
+        "first": "KeyboardInterrupt",
+        "second": "KeyboardInterrupt",
+        "out": "",
+    }, done
+    # Python lives on, and the next run goes as usual.
+    assert (
+        page.evaluate(
+            "window.promptdojoKernel.run('6 * 7', {key: 'queue', cellId: 'after'})"
+            ".then((r) => r.value['text/plain'])"
+        )
+        == "42"
+    )

@@ -103,6 +103,23 @@ async function importInTurns(runner, imports, step) {
   runner.warmUpModules([...done]);
 }
 
+/**
+ * Resolve once the messages already waiting for this worker have been handled: a message of its
+ * own, posted now, queues behind them. A run and the page's cancel of it can both wait while
+ * another run holds this thread; taken in turn, the run would start (its `ready` already
+ * resolved) before the cancel behind it was read.
+ */
+function afterWaitingMessages() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
 /** Answer run `id` as stopped: cancelled before it started, or interrupted outside the cell. */
 function postInterrupted(id) {
   self.postMessage({ type: FROM_WORKER.RESULT, id, result: interruptedResult() });
@@ -236,6 +253,7 @@ self.onmessage = async (event) => {
   }
   if (message.type === TO_WORKER.RUN) {
     const runner = await ready;
+    await afterWaitingMessages(); // a cancel that came in behind this run is read first
     if (cancelled.delete(message.id)) {
       postInterrupted(message.id);
       return;
