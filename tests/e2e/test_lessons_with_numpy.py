@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from promptdojo.course import discover, load_lesson
 from tests.conftest import REAL_LESSONS
@@ -25,6 +25,7 @@ from tests.e2e.conftest import (
     run_code,
     wait_ready,
 )
+from tests.e2e.test_stop import WORKER_SCRIPT
 from tests.e2e.walk import kernel_runs, walk, walk_step
 
 LESSONS = [folder.name for folder in discover(REAL_LESSONS)]
@@ -65,6 +66,45 @@ def test_the_other_steps_modules_are_warmed_after_ready_for_a_step_reached_in_pl
     url = f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1"
     page = fresh_page(browser, url)
     try:
+        assert warmed_up(page) == "['promptdojo.tinylm']"
+    finally:
+        page.context.close()
+
+
+#: Six runs sent together, each listing the learner library's modules then loaded.
+RUNS_TOGETHER = """(() => {
+  const kernel = window.promptdojoKernel;
+  const code = "import sys\\nsorted(m for m in sys.modules if m.startswith('promptdojo.'))";
+  const run = (i) => kernel.run(code, { key: "together", cellId: `r${i}` });
+  const runs = [0, 1, 2, 3, 4, 5].map(run);
+  window.together = Promise.all(runs).then((done) => done.map((r) => r.value["text/plain"]));
+  return kernel.ready;
+})()"""
+
+
+def test_runs_sent_before_ready_go_before_the_other_steps_imports(
+    browser: Browser, numpy_lessons_server: Server
+) -> None:
+    """From "ready" on, the worker imports the other steps' modules (the tiny model's, step
+    2's) one per turn; runs waiting to start go first. Sent while Python starts, they all run
+    before any of those imports, with nothing imported between two of them (which would make a
+    learner's chain of cells wait)."""
+    page = browser.new_context().new_page()
+    try:
+        held: list[Route] = []
+        page.route(WORKER_SCRIPT, lambda route: held.append(route))
+        page.goto(f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1")
+        expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "loading")
+        assert page.evaluate(RUNS_TOGETHER) is False  # sent before Python could be ready
+        while not held:
+            page.wait_for_timeout(20)
+        for route in held:
+            route.continue_()
+        seen = page.evaluate("window.together")
+        assert len(set(seen)) == 1, "\n".join(seen)
+        assert "promptdojo.decoding" in seen[0], seen[0]  # the step's own imports, at the boot
+        assert "promptdojo.tinylm" not in seen[0], seen[0]
+        # The other steps' imports went on once the runs were answered.
         assert warmed_up(page) == "['promptdojo.tinylm']"
     finally:
         page.context.close()

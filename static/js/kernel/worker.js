@@ -85,8 +85,8 @@ async function idleFor(ms) {
  * Chromium), the opened step's first: the browser then compiles their hot loops fully in the
  * background while the learner reads, and a step reached in place gains as much as the opened
  * one. (Run before "ready", the warm-up made "ready" that much later, and a Run pressed at
- * "ready" gained nothing: the compiling had not finished.) A Run that arrives during it waits
- * for it.
+ * "ready" gained nothing: the compiling had not finished.) A Run that arrives during one of
+ * these turns waits for it; no turn starts while a Run waits (`betweenRuns`).
  */
 async function importInTurns(runner, imports, step) {
   lastBusy = performance.now();
@@ -96,11 +96,45 @@ async function importInTurns(runner, imports, step) {
   for (const name of numbers.flatMap((number) => imports[number])) {
     if (done.has(name)) continue;
     done.add(name);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await betweenRuns();
     runner.importModules([name]);
   }
-  await idleFor(WARM_UP_WHEN_IDLE_MS);
+  do {
+    await idleFor(WARM_UP_WHEN_IDLE_MS);
+    await betweenRuns(); // a run that came in as the wait ended goes first; then wait again
+  } while (performance.now() - lastBusy < WARM_UP_WHEN_IDLE_MS);
   runner.warmUpModules([...done]);
+}
+
+/** Runs taken (their message read) and not yet answered: the turns between runs wait for them. */
+let runsWaiting = 0;
+/** Resolves once `runsWaiting` is back to 0 (null while it is 0). */
+let runsAnswered = null;
+let answered = () => {};
+
+/** Count a run from its message's arrival to its answer. */
+async function counted(work) {
+  if (runsWaiting++ === 0) runsAnswered = new Promise((resolve) => (answered = resolve));
+  try {
+    await work();
+  } finally {
+    if (--runsWaiting === 0) {
+      runsAnswered = null;
+      answered();
+    }
+  }
+}
+
+/**
+ * Resolve in a turn of this worker's event loop of its own, once no run waits: a run comes
+ * before an import or a warm-up, also while it waits for the messages behind it
+ * (`afterWaitingMessages`), and one whose message came in meanwhile is read first.
+ */
+async function betweenRuns() {
+  do {
+    await runsAnswered;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  } while (runsWaiting > 0);
 }
 
 /**
@@ -232,6 +266,63 @@ function takeInterrupt(buffer) {
   if (interrupt) ready.then((runner) => runner.setInterruptBuffer(interrupt), () => {});
 }
 
+/** Run the cell of the RUN `message` and answer it (or answer why it did not run). */
+async function handleRun(message) {
+  const runner = await ready;
+  await afterWaitingMessages(); // a cancel that came in behind this run is read first
+  if (cancelled.delete(message.id)) {
+    postInterrupted(message.id);
+    return;
+  }
+  const problem = controlValuesProblem(message.controls, controlLimits);
+  if (problem) {
+    self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result: refusedResult(problem) });
+    return;
+  }
+  self.postMessage({ type: FROM_WORKER.STARTED, id: message.id });
+  current = message.id;
+  lastFlush = performance.now();
+  lastBusy = lastFlush;
+  shown = 0;
+  truncated = false;
+  let result;
+  const started = performance.now();
+  try {
+    result = runner.run(message.code, {
+      key: message.key,
+      cellId: message.cellId,
+      controls: message.controls,
+    });
+    // Time inside Python alone (no queueing, no set-up cells): what the benchmarks report.
+    result.ms = performance.now() - started;
+  } catch (error) {
+    if (error?.type === "KeyboardInterrupt") {
+      // Stop landed outside the cell's own code (e.g. while its traceback was formatted).
+      flush();
+      postInterrupted(message.id);
+      current = null;
+      lastBusy = performance.now();
+      return;
+    }
+    // Python's own errors come back as results; an exception here means the runtime itself
+    // failed (a WebAssembly trap, memory exhausted outside Python). This Pyodide is no longer
+    // usable: tell the page, which replaces the worker and replays the step.
+    flush();
+    const text = String(error?.message ?? error).trim().split("\n");
+    self.postMessage({
+      type: FROM_WORKER.CRASHED,
+      id: message.id,
+      message: text.at(-1) || "unknown error",
+    });
+    ready = new Promise(() => {}); // take no more runs; the page terminates this worker
+    return;
+  }
+  flush();
+  self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result });
+  current = null;
+  lastBusy = performance.now();
+}
+
 // A worker whose name carries its boot message (the step page's inline script) boots now,
 // without waiting for the message, which reaches it only once the page's thread is free.
 const named = bootFromName(self.name);
@@ -251,59 +342,5 @@ self.onmessage = async (event) => {
     cancelled.add(message.id);
     return;
   }
-  if (message.type === TO_WORKER.RUN) {
-    const runner = await ready;
-    await afterWaitingMessages(); // a cancel that came in behind this run is read first
-    if (cancelled.delete(message.id)) {
-      postInterrupted(message.id);
-      return;
-    }
-    const problem = controlValuesProblem(message.controls, controlLimits);
-    if (problem) {
-      self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result: refusedResult(problem) });
-      return;
-    }
-    self.postMessage({ type: FROM_WORKER.STARTED, id: message.id });
-    current = message.id;
-    lastFlush = performance.now();
-    lastBusy = lastFlush;
-    shown = 0;
-    truncated = false;
-    let result;
-    const started = performance.now();
-    try {
-      result = runner.run(message.code, {
-        key: message.key,
-        cellId: message.cellId,
-        controls: message.controls,
-      });
-      // Time inside Python alone (no queueing, no set-up cells): what the benchmarks report.
-      result.ms = performance.now() - started;
-    } catch (error) {
-      if (error?.type === "KeyboardInterrupt") {
-        // Stop landed outside the cell's own code (e.g. while its traceback was formatted).
-        flush();
-        postInterrupted(message.id);
-        current = null;
-        lastBusy = performance.now();
-        return;
-      }
-      // Python's own errors come back as results; an exception here means the runtime itself
-      // failed (a WebAssembly trap, memory exhausted outside Python). This Pyodide is no longer
-      // usable: tell the page, which replaces the worker and replays the step.
-      flush();
-      const text = String(error?.message ?? error).trim().split("\n");
-      self.postMessage({
-        type: FROM_WORKER.CRASHED,
-        id: message.id,
-        message: text.at(-1) || "unknown error",
-      });
-      ready = new Promise(() => {}); // take no more runs; the page terminates this worker
-      return;
-    }
-    flush();
-    self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result });
-    current = null;
-    lastBusy = performance.now();
-  }
+  if (message.type === TO_WORKER.RUN) await counted(() => handleRun(message));
 };
