@@ -96,8 +96,10 @@ def test_runs_sent_before_ready_go_before_the_other_steps_imports(
         page.goto(f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1")
         expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "loading")
         assert page.evaluate(RUNS_TOGETHER) is False  # sent before Python could be ready
-        while not held:
+        deadline = time.monotonic() + 60
+        while not held and time.monotonic() < deadline:
             page.wait_for_timeout(20)
+        assert held, "the page never asked for the kernel worker's script"
         for route in held:
             route.continue_()
         seen = page.evaluate("window.together")

@@ -180,7 +180,11 @@ def test_a_cell_that_never_takes_the_interrupt_gets_a_new_python(
 QUEUED_BEHIND_A_SPIN = """(async () => {
   const kernel = window.promptdojoKernel;
   const spin = kernel.run("while True:\\n    pass", { key: "queue", cellId: "spin-first" });
-  while (kernel.current === null) await new Promise((resolve) => setTimeout(resolve, 20));
+  const until = performance.now() + 60_000;
+  while (kernel.current === null) {
+    if (performance.now() > until) throw new Error("the spin never started");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const out = [];
   const queued = kernel.run("print('the queued run ran')", {
     key: "queue",

@@ -66,7 +66,7 @@ const cancelled = new Set();
 
 /** How long this worker must have run nothing before it runs the lesson's warm-ups (below). */
 const WARM_UP_WHEN_IDLE_MS = 500;
-/** When this worker last was ready, or started or ended a run (`performance.now()`). */
+/** When this worker last was ready, or started or answered a run (`performance.now()`). */
 let lastBusy = 0;
 
 /** Resolve once this worker has run nothing for `ms`. */
@@ -108,31 +108,26 @@ async function importInTurns(runner, imports, step) {
 
 /** Runs taken (their message read) and not yet answered: the turns between runs wait for them. */
 let runsWaiting = 0;
-/** Resolves once `runsWaiting` is back to 0 (null while it is 0). */
-let runsAnswered = null;
-let answered = () => {};
 
-/** Count a run from its message's arrival to its answer. */
+/** Count a run from its message's arrival to its answer; its answer makes the worker busy now. */
 async function counted(work) {
-  if (runsWaiting++ === 0) runsAnswered = new Promise((resolve) => (answered = resolve));
+  runsWaiting += 1;
   try {
     await work();
   } finally {
-    if (--runsWaiting === 0) {
-      runsAnswered = null;
-      answered();
-    }
+    runsWaiting -= 1;
+    lastBusy = performance.now();
   }
 }
 
 /**
  * Resolve in a turn of this worker's event loop of its own, once no run waits: a run comes
  * before an import or a warm-up, also while it waits for the messages behind it
- * (`afterWaitingMessages`), and one whose message came in meanwhile is read first.
+ * (`afterWaitingMessages`). A run holds this thread while it runs, so what is waited out here
+ * is that one turn (or, after a crash, runs that wait until the page ends this worker).
  */
 async function betweenRuns() {
   do {
-    await runsAnswered;
     await new Promise((resolve) => setTimeout(resolve, 0));
   } while (runsWaiting > 0);
 }
@@ -301,7 +296,6 @@ async function handleRun(message) {
       flush();
       postInterrupted(message.id);
       current = null;
-      lastBusy = performance.now();
       return;
     }
     // Python's own errors come back as results; an exception here means the runtime itself
@@ -320,7 +314,6 @@ async function handleRun(message) {
   flush();
   self.postMessage({ type: FROM_WORKER.RESULT, id: message.id, result });
   current = null;
-  lastBusy = performance.now();
 }
 
 // A worker whose name carries its boot message (the step page's inline script) boots now,
