@@ -180,10 +180,15 @@ def test_r2_vllm_applies_the_models_generation_config_by_default() -> None:
     assert "``LLM.get_default_sampling_params()``" in doc
 
 
-def test_r3_r4_mla_caches_differ_by_engine_and_the_starter_sizes_hugging_faces() -> None:
+def test_r3_r4_mla_engines_cache_the_latent_and_the_starter_sizes_the_old_hf_cache() -> None:
     five = flat(5)
     assert "Its 128 heads do not cache keys and values at all" not in five
-    assert "In vLLM and SGLang its 128 heads cache no keys and values of their own" in five
+    assert "Its 128 heads cache no keys and values of their own" in five
+    # transformers cached the rebuilt keys and values until its pull request 47761 (merged
+    # 2026-08-04: "the cache stored is not actually compressed ... This PR fixes that").
+    assert "Hugging Face transformers caches the rebuilt" not in five
+    assert "so does Hugging Face transformers since a fix of August 2026" in five
+    assert "Before it, transformers cached the rebuilt keys and values" in five
     config = {"layers": 61, "heads": 128, "nope": 128, "rope": 64, "v": 128}
     hf = config["layers"] * config["heads"] * (config["nope"] + config["rope"] + config["v"]) * 2
     assert f"value 128 wide per head: {format_bytes(hf)} per token" in five
