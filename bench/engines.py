@@ -1,4 +1,4 @@
-"""Kernel-ready per browser engine, side by side in one run.
+"""Kernel-ready and a step's switch per browser engine, side by side in one run.
 
     python bench/engines.py [--runs 3]
 
@@ -7,7 +7,10 @@ under Xvfb), with and without shared memory: the drivers of the cross-engine wal
 (tests/e2e/engines.py). Each run starts every engine afresh (a new profile: no HTTP cache, no
 service worker) and opens step 1 of the real lesson, served with Pyodide 0.29.0 and numpy
 (the tests' ``numpy_release``), restoring the memory snapshot, until the page's ``pd:ready``
-mark. The engines take turns within each run, so a busy machine slows them alike. Figures are
+mark. Then, 300 ms later, the page's Next-step link is clicked: the next step swaps in place,
+and the figures are the ms from the click (``pd:nav-start``) until its cells can run
+(``pd:step-runnable``) and until the frame after that has been drawn (an animation frame, then a
+task). The engines take turns within each run, so a busy machine slows them alike. Figures are
 medians in ms; ratios are over Chromium's median in the same run. An engine missing here is
 left out and named.
 """
@@ -24,19 +27,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import ROOT, save
 from tests.e2e.conftest import start_server, stop_server
-from tests.e2e.engines import ENGINES, launch, missing
+from tests.e2e.engines import ENGINES, launch, missing, wait_for
 from tests.e2e.test_engines import LESSON, open_ready
 from tests.support.numpy_release import build
 
+#: Marks ``x:shown`` once the frame after ``pd:step-runnable`` has been drawn, then clicks Next.
+NEXT_STEP = """(() => {
+  new PerformanceObserver((list) => {
+    if (list.getEntries().some((entry) => entry.name === "pd:step-runnable")) {
+      requestAnimationFrame(() => setTimeout(() => performance.mark("x:shown"), 0));
+    }
+  }).observe({ type: "mark" });
+  document.querySelector("a[rel=next]").click();
+  return true;
+})()"""
+SINCE_CLICK = """["pd:step-runnable", "x:shown"].map((name) =>
+  performance.getEntriesByName(name)[0].startTime
+    - performance.getEntriesByName("pd:nav-start")[0].startTime)"""
 
-def ready_ms(name: str, url: str) -> float:
-    """One fresh start of engine ``name``: ms from navigation to ``pd:ready`` on ``url``."""
+
+def visit(name: str, url: str) -> dict[str, float]:
+    """One fresh start of engine ``name`` on ``url``: ms from navigation to ``pd:ready``, and
+    from the Next-step click until the next step can run and until it has been drawn."""
     engine = launch(name)
     try:
         detail = open_ready(engine, url)
         if not detail.get("restored"):
             raise RuntimeError(f"{name}: the snapshot was not restored ({detail})")
-        return engine.evaluate("performance.getEntriesByName('pd:ready')[0].startTime")
+        ready = engine.evaluate("performance.getEntriesByName('pd:ready')[0].startTime")
+        engine.evaluate("new Promise((done) => setTimeout(() => done(true), 300))")
+        engine.evaluate(NEXT_STEP)
+        wait_for(engine, "performance.getEntriesByName('x:shown').length > 0")
+        runnable, shown = engine.evaluate(SINCE_CLICK)
+        return {"ready": ready, "next_runnable": runnable, "next_shown": shown}
     finally:
         engine.close()
 
@@ -54,17 +77,28 @@ def main() -> None:
         )
         try:
             url = f"{server.url}/lessons/{LESSON}/1"
-            runs: dict[str, list[float]] = {name: [] for name in names}
+            runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
             for _ in range(args.runs):
                 for name in names:
-                    runs[name].append(round(ready_ms(name, url)))
+                    runs[name].append(visit(name, url))
         finally:
             stop_server(server)
-    medians = {name: statistics.median(times) for name, times in runs.items()}
+
+    def of(figure: str) -> dict[str, list[float]]:
+        return {name: [round(run[figure], 1) for run in done] for name, done in runs.items()}
+
+    ready_runs = {name: [round(ms) for ms in times] for name, times in of("ready").items()}
+    medians = {name: statistics.median(times) for name, times in ready_runs.items()}
     base = medians.get("chromium")
     figures = {
         "ready_ms": medians,
-        "ready_runs_ms": runs,
+        "ready_runs_ms": ready_runs,
+        "next_step_runnable_ms": {n: statistics.median(t) for n, t in of("next_runnable").items()},
+        "next_step_shown_ms": {n: statistics.median(t) for n, t in of("next_shown").items()},
+        "next_step_runs_ms": {
+            n: list(zip(of("next_runnable")[n], t, strict=True))
+            for n, t in of("next_shown").items()
+        },
         "left_out": left_out,
         "runs": args.runs,
     }

@@ -212,6 +212,18 @@ ROWS = [
     ),
     ("engines", "ready_ms", "kernel-ready from the snapshot per engine (ms, median)", None),
     (
+        "engines",
+        "next_step_runnable_ms",
+        "Next-step click until the step's cells can run, per engine (ms, median)",
+        None,
+    ),
+    (
+        "engines",
+        "next_step_shown_ms",
+        "Next-step click until the step has been drawn, per engine (ms, median)",
+        None,
+    ),
+    (
         "first_visits_firefox",
         "replaced",
         "Firefox fresh first visits (50): kernel workers replaced for saying nothing",

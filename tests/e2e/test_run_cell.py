@@ -103,3 +103,48 @@ def test_running_replaces_the_recorded_output(page: Page, server: Server) -> Non
     first.get_by_role("button", name="Run", exact=True).click()
     expect(first.locator(".cell-output")).to_have_text("platform: emscripten", timeout=20_000)
     expect(first.locator(".recorded")).to_have_count(0)
+
+
+#: Holds the page's idle callbacks until the test runs them (window.__idle.run()), so that what
+#: a step makes in idle turns waits for the test: the editors below its first screen.
+HOLD_IDLE = """
+window.__idle = { held: [], run() { while (this.held.length) this.held.shift()(); } };
+window.requestIdleCallback = (work) => window.__idle.held.push(work);
+"""
+
+
+def test_editors_below_the_first_screen_come_later_and_a_cell_runs_without_its_own(
+    page: Page, server: Server
+) -> None:
+    page.set_viewport_size({"width": 800, "height": 560})
+    page.add_init_script(HOLD_IDLE)
+    page.goto(f"{server.url}/lessons/hello/3")
+    wait_ready(page)
+    cells = page.locator(".cell")
+    count = cells.count()
+    made = page.locator(".cell .cm-editor").count()
+    assert 0 < made < count, (made, count)
+    # The last cell still shows its code as the server wrote it, and runs that code.
+    last = cells.nth(count - 1)
+    expect(last.locator(".cell-source")).to_have_text('print("this would fetch something")')
+    last.get_by_role("button", name="Run", exact=True).click()
+    expect(last.locator(".cell-output")).to_have_text("this would fetch something", timeout=20_000)
+    # A reset needs the editor: it is made then, holding the starter.
+    exercise = page.locator("#cell-double")
+    assert exercise.locator(".cm-editor").count() == 0
+    exercise.get_by_role("button", name="Reset").click()
+    expect(exercise.locator(".cm-content")).to_have_text("def double(x):    return x")
+    # The idle turns make the rest, and the page ends with an editor in every cell.
+    page.evaluate("window.__idle.run()")
+    expect(page.locator(".cell .cm-editor")).to_have_count(count)
+    expect(last.locator(".cm-content")).to_have_text('print("this would fetch something")')
+    assert page.console_errors == []
+
+
+def test_a_step_opened_at_an_anchor_makes_every_editor_at_once(page: Page, server: Server) -> None:
+    page.set_viewport_size({"width": 800, "height": 560})
+    page.add_init_script(HOLD_IDLE)
+    page.goto(f"{server.url}/lessons/hello/3#cell-network")
+    wait_ready(page)
+    expect(page.locator(".cell .cm-editor")).to_have_count(page.locator(".cell").count())
+    assert page.evaluate("window.__idle.held.length") == 0

@@ -89,7 +89,9 @@ async function main() {
     prefetchNeighbours();
   });
 
-  const mount = (navigated = false) => {
+  // `atTop`: the step is shown from its top (opened by a link, or loaded with no anchor and
+  // unscrolled), so the editors below its first screen can wait (step.js).
+  const mount = (navigated = false, atTop = !location.hash && window.scrollY === 0) => {
     const data = JSON.parse(document.getElementById("step-data").textContent);
     const root = document.querySelector("main");
     current = session.enter(`${data.lesson}/${data.step}`, data.setup ?? []);
@@ -98,6 +100,7 @@ async function main() {
       session,
       config: kernel.config,
       data,
+      atTop,
       onSolved: (cellId) => renderProgress(markSolved(data.lesson, data.step, cellId)),
     });
     if (session.runnable) {
@@ -116,7 +119,8 @@ async function main() {
     await navigateInPlace(url, {
       ...options,
       before: () => mounted?.unmount(),
-      after: () => mount(true),
+      // A link opens the step at its top (nav.js); back and forward keep the place.
+      after: () => mount(true, options.push !== false && !location.hash),
     });
   };
   wireNavigation(go, session);

@@ -52,19 +52,23 @@ dark?.addEventListener("change", (event) => {
 });
 
 /**
- * Replace `pre` (which holds the cell's code for readers without JavaScript) with an editor
- * holding `doc`. `onRun` is called for Ctrl/Cmd+Enter, `onRunAndNext` for Shift+Enter (run, then
- * go to the next cell), `onChange(code)` after every edit. Esc then Tab leaves the editor
- * (indentWithTab's escape hatch), so the keyboard is never trapped.
+ * An editor holding `doc`, not yet in the page (`placeEditor` puts it there). `onRun` is called
+ * for Ctrl/Cmd+Enter, `onRunAndNext` for Shift+Enter (run, then go to the next cell),
+ * `onChange(code)` after every edit. Esc then Tab leaves the editor (indentWithTab's escape
+ * hatch), so the keyboard is never trapped.
+ *
+ * A new editor asks for the document's fonts (CodeMirror waits for them to measure again), and
+ * that question lays the page out first whenever it changed: a step's editors made and placed in
+ * turn laid it out once per cell. Made first, and then placed together, they lay it out once.
  */
-export function createEditor(pre, { doc, editable = true, onRun, onRunAndNext, onChange, label }) {
+export function createEditor({ doc, editable = true, onRun, onRunAndNext, onChange, label }) {
   const runKeys = keymap.of([
     { key: "Mod-Enter", run: () => (onRun(), true) },
     { key: "Shift-Enter", run: () => ((onRunAndNext ?? onRun)(), true) },
   ]);
   const view = new EditorView({
     state: EditorState.create({
-      doc: doc ?? pre.textContent,
+      doc,
       extensions: [
         Prec.highest(runKeys),
         lineNumbers(),
@@ -86,9 +90,13 @@ export function createEditor(pre, { doc, editable = true, onRun, onRunAndNext, o
       ],
     }),
   });
-  pre.replaceWith(view.dom);
   views.add(view);
   return view;
+}
+
+/** Put `view` in the page in place of `pre`, which holds the cell's code without JavaScript. */
+export function placeEditor(pre, view) {
+  pre.replaceWith(view.dom);
 }
 
 /** Replace the whole text of `view` as one undoable change (Ctrl/Cmd+Z brings the old text back). */

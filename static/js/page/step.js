@@ -2,11 +2,12 @@
 // saved edits. Running goes through the page's kernel session (session.js), which owns the
 // step's namespace: its setup cells, and what is replayed after a restart.
 import { liveRunner, mountControls } from "./controls.js";
-import { createEditor, destroyEditor, replaceDoc } from "./editor.js";
+import { replaceDoc } from "./editor.js";
 import { mountHelp } from "./help.js";
+import { cellEditor, makeInSight, makeInTurns } from "./lazy-editors.js";
 import { cellsNeeded, runEarlierFirst, showNameErrorHint, showOrderNote } from "./order.js";
 import { appendOutput, showResult, showSetupFailures } from "./output.js";
-import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
+import { loadControls, saveControls, saveEdit } from "./store.js";
 
 /**
  * Wire the step rendered inside `root`. Returns `{ cells, setReady, flush, unmount }`.
@@ -16,17 +17,23 @@ import { loadControls, loadEdit, saveControls, saveEdit } from "./store.js";
  * @param {import("./session.js").KernelSession} ctx.session  The page's kernel session.
  * @param {import("../shared/contract.js").KernelConfig} ctx.config  The kernel config.
  * @param {import("../shared/contract.js").StepData} ctx.data  The step's data (`#step-data`).
+ * @param {boolean} ctx.atTop  The step is shown from its top (its first screen first).
  * @param {(cellId: string) => void} ctx.onSolved  An exercise's check passed.
  */
 export function mountStep(root, ctx) {
   const sections = [...root.querySelectorAll(".cell")];
+  const editors = sections.map((section) => cellEditor(section, ctx.data));
   const cells = [];
   sections.forEach((section, index) => {
     // The cells above this one needs, which its run runs first when they have not run (order.js).
     const needed = () => cellsNeeded(cells, index, ctx.data.needs);
     const earlier = ctx.data.runEarlier === false ? () => [] : needed;
-    cells.push(mountCell(section, sections[index + 1], { ...ctx, earlier }));
+    const editorOf = (other) => editors.find((editor) => editor.section === other);
+    cells.push(
+      mountCell(section, sections[index + 1], { ...ctx, earlier, editorOf }, editors[index]),
+    );
   });
+  const stopMaking = makeInTurns(makeInSight(sections, editors, ctx.atTop));
   // "Run all above": the earlier cells of the step in order, stopping at the first failure.
   cells.forEach(({ section }, index) => {
     section.querySelector(".run-above")?.addEventListener("click", async () => {
@@ -48,8 +55,10 @@ export function mountStep(root, ctx) {
       for (const cell of cells) cell.flush();
     },
     unmount() {
+      stopMaking();
       this.flush();
-      for (const cell of cells) destroyEditor(cell.view);
+      // The step's editors leave the page with it; tearing them down can wait for a quiet turn.
+      setTimeout(() => editors.forEach((editor) => editor.destroy()), 0);
     },
   };
 }
@@ -108,35 +117,28 @@ function editSaver({ data, cellId, starterCode, starterHash, notice, showNotice,
   };
 }
 
-/** Wire one cell: its editor, saved edit, notices and buttons. */
-function mountCell(section, next, ctx) {
+/** Wire one cell: its editor (`cellEditor`), saved edit, notices and buttons. */
+function mountCell(section, next, ctx, editor) {
   const { data } = ctx;
+  const { saved, starterCode, keys, code } = editor;
   const cellId = section.dataset.cellId;
-  const pre = section.querySelector(".cell-source");
   const notice = section.querySelector(".cell-notice");
-  const starterCode = pre.textContent;
   const starterHash = section.dataset.starterHash;
-  const editable = pre.dataset.editable !== "false";
-  // Restore the learner's code. If the author changed the starter since, keep the learner's
-  // code in the editor and ask: never discard it silently.
-  const saved = editable ? loadEdit(data.lesson, data.step, cellId) : null;
   const showNotice = noticeShower(notice);
-  let view = null;
-  const code = () => view.state.doc.toString();
   const saver = editSaver({ data, cellId, starterCode, starterHash, notice, showNotice, code });
   const controls = cellControls(section, next, ctx);
   /** Put the starter back (and the controls' defaults), offering to undo both. */
   const restoreStarter = (message) => {
     const mine = code();
     const myValues = controls.values();
-    replaceDoc(view, starterCode);
+    replaceDoc(editor.view(), starterCode);
     saver.save();
     controls.reset();
     const undo = () => {
-      replaceDoc(view, mine);
+      replaceDoc(editor.view(), mine);
       saver.save();
       controls.restore(myValues);
-      view.focus();
+      editor.view().focus();
     };
     showNotice(message, [["Undo reset", undo]]);
   };
@@ -147,18 +149,13 @@ function mountCell(section, next, ctx) {
     inflight: () => execute.inflight,
     interrupt: () => ctx.session.interruptCell(section.dataset.cellId, "a control changed"),
   });
-  view = createEditor(pre, {
-    doc: saved?.code ?? starterCode,
-    editable,
-    label: `Python code, cell ${cellId}`,
-    onRun: () => execute(),
-    onRunAndNext: () => {
-      execute();
-      next?.querySelector(".cm-content")?.focus();
-      next?.scrollIntoView({ block: "nearest" });
-    },
-    onChange: () => saver.later(),
-  });
+  keys.run = () => execute();
+  keys.runAndNext = () => {
+    execute();
+    ctx.editorOf(next)?.view()?.focus();
+    next?.scrollIntoView({ block: "nearest" });
+  };
+  keys.changed = () => saver.later();
   if (saved && saved.starter !== starterHash) {
     showNotice(
       "The lesson's author changed this cell's starting code since you edited it. Your code is kept below.",
@@ -175,7 +172,7 @@ function mountCell(section, next, ctx) {
     .querySelector(".reset")
     ?.addEventListener("click", () => restoreStarter("Reset to the starting code."));
   const edited = () => code() !== starterCode;
-  return { id: cellId, section, execute, view, edited, flush: saver.flush };
+  return { id: cellId, section, execute, edited, flush: saver.flush };
 }
 
 /** The cell's controls (controls.js), saved with the learner's edits; a change re-runs the cell. */
