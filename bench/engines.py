@@ -7,8 +7,9 @@ under Xvfb), with and without shared memory: the drivers of the cross-engine wal
 (tests/e2e/engines.py). Each run starts every engine afresh (a new profile: no HTTP cache, no
 service worker) and opens step 1 of the real lesson, served with Pyodide 0.29.0 and numpy
 (the tests' ``numpy_release``), restoring the memory snapshot, until the page's ``pd:ready``
-mark. Then, 300 ms later, the page's Next-step link is clicked: the next step swaps in place,
-and the figures are the ms from the click (``pd:nav-start``) until its cells can run
+mark. Then, after 3 s of reading (by then the worker's imports and warm-ups after ready are over
+and do not compete for the machine), the page's Next-step link is clicked: the next step swaps in
+place, and the figures are the ms from the click (``pd:nav-start``) until its cells can run
 (``pd:step-runnable``) and until the frame after that has been drawn (an animation frame, then a
 task). The engines take turns within each run, so a busy machine slows them alike. Figures are
 medians in ms; ratios are over Chromium's median in the same run. An engine missing here is
@@ -55,7 +56,7 @@ def visit(name: str, url: str) -> dict[str, float]:
         if not detail.get("restored"):
             raise RuntimeError(f"{name}: the snapshot was not restored ({detail})")
         ready = engine.evaluate("performance.getEntriesByName('pd:ready')[0].startTime")
-        engine.evaluate("new Promise((done) => setTimeout(() => done(true), 300))")
+        engine.evaluate("new Promise((done) => setTimeout(() => done(true), 3000))")
         engine.evaluate(NEXT_STEP)
         wait_for(engine, "performance.getEntriesByName('x:shown').length > 0")
         runnable, shown = engine.evaluate(SINCE_CLICK)

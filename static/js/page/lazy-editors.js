@@ -75,9 +75,13 @@ export function makeInSight(sections, editors, atTop) {
  * (the step leaving). An editor needed before its turn (a key, a reset, a focus) is made then.
  */
 export function makeInTurns(editors) {
+  // Without idle callbacks (WebKit), a turn waits for two frames: a task of its own would run
+  // before the step is first drawn and hold it up, and one right after that frame would hold up
+  // whatever the learner does next.
+  const frame = (work) => requestAnimationFrame(work);
   const idle = globalThis.requestIdleCallback
     ? (work) => requestIdleCallback(work, { timeout: 100 })
-    : (work) => setTimeout(work, 0);
+    : (work) => frame(() => frame(() => setTimeout(work, 0)));
   let stopped = false;
   const next = () => {
     if (stopped) return;
