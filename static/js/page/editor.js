@@ -57,9 +57,9 @@ dark?.addEventListener("change", (event) => {
  * `onChange(code)` after every edit. Esc then Tab leaves the editor (indentWithTab's escape
  * hatch), so the keyboard is never trapped.
  *
- * A new editor asks for the document's fonts (CodeMirror waits for them to measure again), and
- * that question lays the page out first whenever it changed: a step's editors made and placed in
- * turn laid it out once per cell. Made first, and then placed together, they lay it out once.
+ * Making one takes CodeMirror some milliseconds (and in Chromium a new editor's question for the
+ * document's fonts lays the page out again): lazy-editors.js makes a step's editors as they are
+ * needed.
  */
 export function createEditor({ doc, editable = true, onRun, onRunAndNext, onChange, label }) {
   const runKeys = keymap.of([
