@@ -89,17 +89,15 @@ def main() -> None:
         return {name: [round(run[figure], 1) for run in done] for name, done in runs.items()}
 
     ready_runs = {name: [round(ms) for ms in times] for name, times in of("ready").items()}
+    runnable, shown = of("next_runnable"), of("next_shown")
     medians = {name: statistics.median(times) for name, times in ready_runs.items()}
     base = medians.get("chromium")
     figures = {
         "ready_ms": medians,
         "ready_runs_ms": ready_runs,
-        "next_step_runnable_ms": {n: statistics.median(t) for n, t in of("next_runnable").items()},
-        "next_step_shown_ms": {n: statistics.median(t) for n, t in of("next_shown").items()},
-        "next_step_runs_ms": {
-            n: list(zip(of("next_runnable")[n], t, strict=True))
-            for n, t in of("next_shown").items()
-        },
+        "next_step_runnable_ms": {n: statistics.median(t) for n, t in runnable.items()},
+        "next_step_shown_ms": {n: statistics.median(t) for n, t in shown.items()},
+        "next_step_runs_ms": {n: list(zip(runnable[n], shown[n], strict=True)) for n in shown},
         "left_out": left_out,
         "runs": args.runs,
     }

@@ -49,22 +49,20 @@ export function cellEditor(section, data) {
 }
 
 /**
- * Make now the editors a learner sees first, and return the others, in order. An editor takes
- * CodeMirror some milliseconds to make (five to fifteen here): made all at once, a step of ten
- * cells took a tenth of a second to open. A step shown from its top (`atTop`) needs at once only
- * the editors of its first screen (the others follow in idle turns, before a learner scrolls to
- * them); one shown elsewhere (an anchor, back and forward) gets all of them now, since an editor
- * made later above the place shown would move it.
+ * Make now the editors a learner sees first, and return the others, in order. A step shown from
+ * its top (`atTop`) needs at once only the editors of its first screen (the others follow in idle
+ * turns, before a learner scrolls to them); one shown elsewhere (an anchor, back and forward) gets
+ * all of them now, since an editor made later above the place shown would move it.
  */
-export function makeInSight(sections, editors, atTop) {
+export function makeInSight(editors, atTop) {
   if (!atTop) {
     for (const editor of editors) editor.view();
     return [];
   }
   const reach = window.innerHeight || 800;
-  const start = sections[0]?.closest("main")?.getBoundingClientRect().top ?? 0;
+  const start = editors[0]?.section.closest("main")?.getBoundingClientRect().top ?? 0;
   // One layout for all the positions: read them all before any editor changes the page.
-  const tops = sections.map((section) => section.getBoundingClientRect().top - start);
+  const tops = editors.map(({ section }) => section.getBoundingClientRect().top - start);
   const later = [];
   editors.forEach((editor, index) => (tops[index] < reach ? editor.view() : later.push(editor)));
   return later;
@@ -78,10 +76,9 @@ export function makeInTurns(editors) {
   // Without idle callbacks (WebKit), a turn waits for two frames: a task of its own would run
   // before the step is first drawn and hold it up, and one right after that frame would hold up
   // whatever the learner does next.
-  const frame = (work) => requestAnimationFrame(work);
   const idle = globalThis.requestIdleCallback
     ? (work) => requestIdleCallback(work, { timeout: 100 })
-    : (work) => frame(() => frame(() => setTimeout(work, 0)));
+    : (work) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(work, 0)));
   let stopped = false;
   const next = () => {
     if (stopped) return;

@@ -28,12 +28,10 @@ export function mountStep(root, ctx) {
     // The cells above this one needs, which its run runs first when they have not run (order.js).
     const needed = () => cellsNeeded(cells, index, ctx.data.needs);
     const earlier = ctx.data.runEarlier === false ? () => [] : needed;
-    const editorOf = (other) => editors.find((editor) => editor.section === other);
-    cells.push(
-      mountCell(section, sections[index + 1], { ...ctx, earlier, editorOf }, editors[index]),
-    );
+    const [editor, nextEditor] = [editors[index], editors[index + 1]];
+    cells.push(mountCell(section, sections[index + 1], { ...ctx, earlier, nextEditor }, editor));
   });
-  const stopMaking = makeInTurns(makeInSight(sections, editors, ctx.atTop));
+  const stopMaking = makeInTurns(makeInSight(editors, ctx.atTop));
   // "Run all above": the earlier cells of the step in order, stopping at the first failure.
   cells.forEach(({ section }, index) => {
     section.querySelector(".run-above")?.addEventListener("click", async () => {
@@ -152,7 +150,7 @@ function mountCell(section, next, ctx, editor) {
   keys.run = () => execute();
   keys.runAndNext = () => {
     execute();
-    ctx.editorOf(next)?.view()?.focus();
+    ctx.nextEditor?.view()?.focus();
     next?.scrollIntoView({ block: "nearest" });
   };
   keys.changed = () => saver.later();
