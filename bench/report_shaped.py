@@ -223,6 +223,15 @@ def _crowd(crowd: dict, links: dict) -> list[str]:
     return lines
 
 
+def _machines(before: dict, now: dict) -> str:
+    """How fast for Python each run's machine was (``python_loop_ms``, lower is faster): runs
+    made on different machines are compared with that in view."""
+    a, b = (r.get("machine", {}).get("python_loop_ms") for r in (before, now))
+    if a is None or b is None:
+        return "machine speed not recorded"
+    return f"a pure-Python loop took {a:,.0f} ms there and {b:,.0f} ms now"
+
+
 def first_run_section(result: dict, cells: dict | None, baseline: dict | None = None) -> list[str]:
     """Every cell's first run on a fresh page beside the warm median, per engine; with
     ``baseline`` (an earlier first-run result), its first run too.
@@ -253,7 +262,7 @@ def first_run_section(result: dict, cells: dict | None, baseline: dict | None = 
         if before:
             lines += [
                 f"Before: `{baseline['command']}` ({baseline['date']}, commit"
-                f" {baseline['commit']}), the same machine: slowest first run"
+                f" {baseline['commit']}), {_machines(baseline, result)}: slowest first run"
                 f" {old['slowest_first_run_ms']:,.0f} ms, {old['cells_over_goal']} cells over"
                 f" 2 s; now {fig['slowest_first_run_ms']:,.0f} ms and {fig['cells_over_goal']}.",
                 "",
