@@ -146,5 +146,7 @@ def test_a_step_opened_at_an_anchor_makes_every_editor_at_once(page: Page, serve
     page.add_init_script(HOLD_IDLE)
     page.goto(f"{server.url}/lessons/hello/3#cell-network")
     wait_ready(page)
+    # Every editor while no idle callback may run: none of them waited for one. (The held
+    # callbacks are not counted: CodeMirror's own parser asks for idle time too, when a slow
+    # machine leaves an editor's first parse unfinished.)
     expect(page.locator(".cell .cm-editor")).to_have_count(page.locator(".cell").count())
-    assert page.evaluate("window.__idle.held.length") == 0
