@@ -79,3 +79,11 @@ def build_bundle(package_dir: Path | None = None) -> LearnerBundle:
     data = buffer.getvalue()
     digest = hashlib.sha256(data).hexdigest()[:16]
     return LearnerBundle(data=data, digest=digest, files=tuple(names))
+
+
+def bundle_from(data: bytes) -> LearnerBundle:
+    """The bundle whose zip is ``data`` (a compiled bundle, say): its hash and its members'
+    names. Raises :class:`zipfile.BadZipFile` when ``data`` is no zip."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = tuple(info.filename for info in archive.infolist())
+    return LearnerBundle(data=data, digest=hashlib.sha256(data).hexdigest()[:16], files=names)

@@ -1,4 +1,5 @@
-"""Compiled wheels: a package's wheel with the bytecode of the modules a lesson loads from it.
+"""Compiled wheels: a package's wheel with the bytecode of the modules a lesson loads from it;
+and the compiled learner bundle, the bundle with the bytecode of all its modules.
 
 A memory snapshot cannot hold a package with native code, so numpy is imported after the
 restore, and about half of that import is compiling numpy's ``.py`` files to bytecode in
@@ -15,12 +16,19 @@ it against its SHA-256 and install it as they install the wheel (``static/js/ker
 compiled wheel that cannot be had or used leaves the page to the wheel itself, which only costs
 time. Like a snapshot, it is valid for the exact Pyodide build, wheels and warm-up it was made
 with: those name its cache folder.
+
+The learner bundle's modules are compiled the same way (:func:`compiled_bundle`): a page
+imports the library modules a step's cells use before "ready" (``decoding``, ``display``,
+``quantization``...), and compiling their sources there took 100-270 ms on every visit (the
+page's Python writes no bytecode). The compiled bundle holds the same members, then a pyc
+beside each module; pages unpack it as they unpack the bundle.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -30,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from promptdojo.pyodide.bundle import LearnerBundle, bundle_from
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.node import HERE, node
 
@@ -37,6 +46,8 @@ from promptdojo.pyodide.node import HERE, node
 MAKER = HERE / "bytecode.mjs"
 #: The compiled wheels' folder inside the snapshot cache (they depend on the build as it does).
 SUBFOLDER = "compiled-wheels"
+#: The compiled learner bundles' folder inside the snapshot cache.
+BUNDLE_SUBFOLDER = "compiled-bundles"
 #: Written last in a compiled folder: each wheel's file name and its compiled archive's SHA-256.
 _DIGESTS = "compiled.json"
 #: The date every member of an archive carries, so the same inputs give the same bytes.
@@ -72,15 +83,20 @@ def warm_up_script(imports: Sequence[str], exercise: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _core_digests(core: Path) -> dict[str, str]:
+    """The Pyodide build, by the SHA-256 of its interpreter's files."""
+    return {
+        name: sha256_of(core / name)
+        for name in sorted(p.name for p in core.iterdir())
+        if name.startswith(("pyodide.", "python_stdlib"))
+        and not name.endswith((".br", ".gz", ".zst", ".map"))
+    }
+
+
 def compiled_key(core: Path, wheels: Sequence[tuple[dict, Path]], script: str) -> str:
     """What compiled wheels depend on: the Pyodide build, the wheels, what is run, the maker."""
     parts = {
-        "pyodide": {
-            name: sha256_of(core / name)
-            for name in sorted(p.name for p in core.iterdir())
-            if name.startswith(("pyodide.", "python_stdlib"))
-            and not name.endswith((".br", ".gz", ".zst", ".map"))
-        },
+        "pyodide": _core_digests(core),
         "wheels": [entry["sha256"] for entry, _ in wheels],
         "script": script,
         "maker": sha256_of(MAKER),
@@ -145,18 +161,23 @@ def _run_maker(core: Path, wheels: Sequence[tuple[dict, Path]], script: str, out
             "script": script,
             "out": str(out),
         }
-        job_file = Path(tmp) / "job.json"
-        job_file.write_text(json.dumps(job))
-        try:
-            done = subprocess.run(
-                [node(), str(MAKER), str(job_file)], capture_output=True, text=True, timeout=timeout
-            )
-        except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
-            raise CompiledWheelError(f"no compiled wheels for {core}: {error}") from error
+        return _node_job(core, job, Path(tmp), out, timeout, "compiled wheels")
+
+
+def _node_job(core: Path, job: dict, tmp: Path, out: Path, timeout: float, what: str) -> list:
+    """Run the Node maker on ``job`` (written in ``tmp``); its [source, pyc] list, from ``out``."""
+    job_file = tmp / "job.json"
+    job_file.write_text(json.dumps(job))
+    try:
+        done = subprocess.run(
+            [node(), str(MAKER), str(job_file)], capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
+        raise CompiledWheelError(f"no {what} for {core}: {error}") from error
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         said = [line for line in lines if not line.startswith("at ")] or lines or ["(no output)"]
-        raise CompiledWheelError(f"no compiled wheels for {core}: {said[-1]}")
+        raise CompiledWheelError(f"no {what} for {core}: {said[-1]}")
     return json.loads((out / "modules.json").read_text(encoding="utf-8"))
 
 
@@ -204,3 +225,60 @@ def _make(
     (folder / f"{_DIGESTS}.tmp").write_text(json.dumps(digests), encoding="utf-8")
     (folder / f"{_DIGESTS}.tmp").replace(folder / _DIGESTS)
     return found
+
+
+def compiled_bundle(
+    core: Path, bundle: LearnerBundle, cache_dir: Path, *, timeout: float = 300
+) -> LearnerBundle:
+    """``bundle`` with a pyc beside each of its modules, made by ``core``'s own Python: from
+    ``cache_dir``, or made now (a few seconds, in Node). Raises :class:`CompiledWheelError` if
+    Node cannot make it; a kept one that is no longer a zip is made again."""
+    parts = {
+        "pyodide": _core_digests(core),
+        "bundle": bundle.digest,
+        "maker": sha256_of(MAKER),
+        "format": _FORMAT,
+    }
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+    folder = cache_dir / BUNDLE_SUBFOLDER / key
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / "bundle.zip"
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return bundle_from(kept.read_bytes())
+        except (OSError, zipfile.BadZipFile):
+            pass  # not made yet, or damaged: made (again) below
+        data = _compile_bundle(core, bundle, timeout)
+        partial = kept.with_name(kept.name + ".tmp")
+        partial.write_bytes(data)
+        partial.replace(kept)
+        return bundle_from(data)
+
+
+def _compile_bundle(core: Path, bundle: LearnerBundle, timeout: float) -> bytes:
+    """The compiled bundle's zip: ``bundle``'s members as they are, then the pycs."""
+    with tempfile.TemporaryDirectory(prefix="promptdojo-bundle-") as name:
+        tmp = Path(name)
+        sources, out = tmp / "sources", tmp / "out"
+        with zipfile.ZipFile(io.BytesIO(bundle.data)) as archive:
+            modules = [n for n in archive.namelist() if n.endswith(".py")]
+            for member in modules:
+                (sources / member).parent.mkdir(parents=True, exist_ok=True)
+                (sources / member).write_bytes(archive.read(member))
+            job = {
+                "pyodide": str(core),
+                "files": modules,
+                "sourceDir": str(sources),
+                "out": str(out),
+            }
+            compiled = _node_job(core, job, tmp, out, timeout, "bytecode for the learner bundle")
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as result:
+                for info in archive.infolist():
+                    result.writestr(info, archive.read(info))
+                for _, pyc in compiled:
+                    member = _member(pyc)
+                    member.compress_type = zipfile.ZIP_DEFLATED
+                    result.writestr(member, (out / pyc).read_bytes())
+    return buffer.getvalue()

@@ -26,7 +26,7 @@ from promptdojo import __version__
 from promptdojo.course.links import rewrite_links
 from promptdojo.course.parse import ParseCache
 from promptdojo.kernel import HTML_FRAME_HEAD, figure_words, shown_as
-from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
+from promptdojo.pyodide.bundle import LearnerBundle
 from promptdojo.pyodide.compressed import folder_copies
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
@@ -35,7 +35,7 @@ from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapsho
 from promptdojo.web import offline, pages, pyodide_files, reference
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
-from promptdojo.web.compiled import compiled_wheels
+from promptdojo.web.compiled import compiled_wheels, learner_bundles
 from promptdojo.web.headers import (
     NO_STORE,
     READ_METHODS,
@@ -181,7 +181,7 @@ def build_site(settings: Settings, parsed: ParseCache | None = None) -> Site:
     )
     _out_of_collection()
     core = release.path if release is not None else manifest.pyodide_dir
-    bundle = build_bundle()
+    plain, bundle = learner_bundles(settings, core)
     site = Site(
         settings=settings,
         dev=dev,
@@ -194,7 +194,7 @@ def build_site(settings: Settings, parsed: ParseCache | None = None) -> Site:
         catalog=catalog,
         bundle=bundle,
         reference=reference.Reference(),
-        snapshot=_snapshot(settings, core, bundle),
+        snapshot=_snapshot(settings, core, plain),
         release=release,
     )
     _course_links(site)

@@ -1,4 +1,5 @@
-"""The compiled wheels pages install in place of the wheels (:mod:`promptdojo.pyodide.bytecode`).
+"""The compiled wheels pages install in place of the wheels, and the compiled learner bundle
+pages unpack in place of the bundle (:mod:`promptdojo.pyodide.bytecode`).
 
 Made when the server starts, for the wheels it has on hand of the packages the lessons declare,
 beside the memory snapshot; sent compressed by ``Accept-Encoding`` (copies made once per content,
@@ -14,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_NUMPY
-from promptdojo.pyodide.bytecode import CompiledWheel, CompiledWheelError, ensure_compiled
+from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
+from promptdojo.pyodide.bytecode import (
+    CompiledWheel,
+    CompiledWheelError,
+    compiled_bundle,
+    ensure_compiled,
+)
 from promptdojo.pyodide.compressed import copies
 from promptdojo.pyodide.dist import PyodideUnavailableError
 
@@ -78,3 +85,19 @@ def compiled_entry(served: ServedWheel | None, url: object) -> dict:
             "sha256": compiled.sha256,
         }
     }
+
+
+def learner_bundles(settings: Settings, core: Path) -> tuple[LearnerBundle, LearnerBundle]:
+    """The learner bundle, and the one pages get: the same with its modules' bytecode, made by
+    ``core``'s Python beside the snapshots (or the bundle itself, without a snapshot cache or
+    Node). The snapshot is made with the first: the modules it holds are the same either way."""
+    bundle = build_bundle()
+    if settings.snapshot_cache_dir is None:
+        return bundle, bundle
+    try:
+        compiled = compiled_bundle(core, bundle, Path(settings.snapshot_cache_dir))
+    except (CompiledWheelError, PyodideUnavailableError) as exc:
+        log.warning("%s; pages will compile the learner library themselves", exc)
+        return bundle, bundle
+    log.info("learner bundle %s: with its modules' bytecode", compiled.filename)
+    return bundle, compiled

@@ -94,8 +94,9 @@ def test_the_export_sends_compressed_twins_and_each_file_once(
     snapshots = [path for path in counts if path.startswith("/snapshot/")]
     assert snapshots, counts
     assert all(path.endswith(".bin.zst") for path in snapshots), snapshots
-    # numpy came as its compiled wheel's twin, in place of the wheel (promptdojo.web.compiled).
-    assert detail["bytecode"] == ["numpy"], detail
+    # numpy came as its compiled wheel's twin, in place of the wheel (promptdojo.web.compiled),
+    # and the learner library with its modules' bytecode (the compiled bundle).
+    assert detail["bytecode"] == ["promptdojo", "numpy"], detail
     compiled = [path for path in counts if path.startswith("/packages/compiled/")]
     assert compiled, counts
     assert all(path.endswith(".zip.zst") for path in compiled), counts
@@ -124,7 +125,7 @@ def test_a_damaged_compiled_wheel_costs_time_only(
         missing = numpy_without_bytecode(browser, f"{url}/{STEP}/")
     # The wheel itself was installed instead; the page said nothing of it (the console does).
     for detail, status, output in (damaged, missing):
-        assert detail["bytecode"] == [], detail
+        assert detail["bytecode"] == ["promptdojo"], detail
         assert detail["fromWheels"] is True, detail
         assert detail["missing"] == [], detail
         assert detail["fellBack"] == [], detail
@@ -163,6 +164,7 @@ def test_serve_sends_each_file_once(
     counts = fetched(server.log)
     assert_each_file_once(counts)
     assert counts[f"/pyodide/{numpy_release.version}/pyodide.asm.wasm"] == 1, counts
-    # numpy's modules came compiled: its compiled wheel, in place of the wheel.
-    assert detail["bytecode"] == ["numpy"], detail
+    # numpy's modules came compiled (its compiled wheel, in place of the wheel), and so did the
+    # learner library's (the compiled bundle).
+    assert detail["bytecode"] == ["promptdojo", "numpy"], detail
     assert [path for path in counts if path.startswith("/packages/compiled/")], counts

@@ -1,16 +1,26 @@
 """Compiled wheels (promptdojo.pyodide.bytecode), made by real Pyodide 0.29.0 in Node: the wheel's
 own files unchanged plus a pyc for each module ``import numpy`` and the warm-up load, which the
-boot's install then uses, with numpy's tracebacks still showing their source lines."""
+boot's install then uses, with numpy's tracebacks still showing their source lines. And the
+compiled learner bundle: the bundle unchanged plus a pyc for each of its modules, which the
+library's imports then use."""
 
 from __future__ import annotations
 
+import io
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from promptdojo.kernel_warm_up import WARM_UP, WARM_UP_NUMPY
-from promptdojo.pyodide.bytecode import CompiledWheel, ensure_compiled
+from promptdojo.pyodide.bundle import LearnerBundle, build_bundle
+from promptdojo.pyodide.bytecode import (
+    BUNDLE_SUBFOLDER,
+    CompiledWheel,
+    CompiledWheelError,
+    compiled_bundle,
+    ensure_compiled,
+)
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import Release
 from tests.e2e.conftest import SNAPSHOTS
@@ -75,3 +85,58 @@ def test_numpy_loads_its_modules_from_the_pycs_and_keeps_its_source_lines(
     assert (
         "raise LinAlgError('Last 2 dimensions of the array must be square')" in report["traceback"]
     )
+
+
+@pytest.fixture(scope="module")
+def library(numpy_release: Release) -> LearnerBundle:
+    """The learner bundle compiled by the release, in the cache the tests' servers share."""
+    return compiled_bundle(numpy_release.path, build_bundle(), SNAPSHOTS)
+
+
+def test_a_compiled_bundle_holds_the_bundle_unchanged_and_a_pyc_for_each_module(
+    library: LearnerBundle,
+) -> None:
+    plain = build_bundle()
+    with (
+        zipfile.ZipFile(io.BytesIO(plain.data)) as original,
+        zipfile.ZipFile(io.BytesIO(library.data)) as archive,
+    ):
+        names = archive.namelist()
+        assert names[: len(plain.files)] == list(plain.files)
+        assert all(archive.read(name) == original.read(name) for name in plain.files)
+    modules = [name for name in plain.files if name.endswith(".py")]
+    pycs = names[len(plain.files) :]
+    assert len(pycs) == len(modules) > 20
+    assert "promptdojo/display/__pycache__/svg.cpython-313.pyc" in pycs
+    assert all("/__pycache__/" in name and name.endswith(".cpython-313.pyc") for name in pycs)
+    assert library.files == tuple(names)
+    assert library.filename == f"promptdojo-{library.digest}.zip" != plain.filename
+
+
+def test_a_kept_compiled_bundle_is_found_and_a_damaged_one_made_again(
+    numpy_release: Release, library: LearnerBundle, tmp_path: Path
+) -> None:
+    made = compiled_bundle(numpy_release.path, build_bundle(), tmp_path)
+    assert made == library  # the same inputs give the same bytes
+    kept = next((tmp_path / BUNDLE_SUBFOLDER).glob("*/bundle.zip"))
+    kept.write_bytes(b"not a zip")
+    assert compiled_bundle(numpy_release.path, build_bundle(), tmp_path) == library
+    assert kept.read_bytes() == library.data
+
+
+def test_a_core_node_cannot_run_makes_no_compiled_bundle(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    with pytest.raises(CompiledWheelError, match="no bytecode for the learner bundle"):
+        compiled_bundle(tmp_path / "core", build_bundle(), tmp_path / "cache")
+
+
+def test_the_library_loads_its_modules_from_the_compiled_bundles_pycs(
+    numpy_release: Release, compiled: CompiledWheel, library: LearnerBundle, tmp_path: Path
+) -> None:
+    wheels = numpy_wheels(numpy_release)
+    wheels[0] |= {"path": str(compiled.path), "sha256": compiled.sha256}
+    report = boot(numpy_release, tmp_path, wheels, library.data)
+    modules, with_pyc = report["library_pycs"]
+    assert modules > 5
+    assert with_pyc == modules
+    assert report["inverse"] == pytest.approx(INVERSE)

@@ -27,10 +27,13 @@ REPORT = ROOT / "tests" / "support" / "boot_report.mjs"
 INVERSE = [0.6, -0.2, -0.2, 0.4]
 
 
-def boot(release: Release, tmp_path: Path, wheels: list[dict] | None) -> dict:
-    """Boot the release under Node with numpy from ``wheels`` (None: through loadPackage)."""
+def boot(
+    release: Release, tmp_path: Path, wheels: list[dict] | None, library: bytes | None = None
+) -> dict:
+    """Boot the release under Node with numpy from ``wheels`` (None: through loadPackage), and
+    the learner bundle ``library`` (default: this checkout's, without bytecode)."""
     bundle = tmp_path / "bundle.zip"
-    bundle.write_bytes(build_bundle().data)
+    bundle.write_bytes(library or build_bundle().data)
     job = {
         "boot": str(boot_module()),
         "pyodide": str(release.path),
@@ -68,8 +71,11 @@ def test_prepared_wheels_install_what_load_package_installs(
     assert prepared["records"] == loader["records"] == {"numpy": ["pyodide.loadPackage", "pyodide"]}
     assert prepared["loaded"] == loader["loaded"] == {"numpy": "default channel"}
     assert prepared["inverse"] == pytest.approx(INVERSE)
-    # The wheel holds no bytecode, and the interpreter writes none (test_bytecode.py: with it).
+    # The wheel holds no bytecode, and the interpreter writes none (test_bytecode.py: with it);
+    # nor does the learner bundle here.
     assert prepared["pycs"][1] == loader["pycs"][1] == 0
+    assert prepared["library_pycs"][0] > 5
+    assert prepared["library_pycs"][1] == 0
 
 
 def test_a_damaged_wheel_is_left_to_load_package(numpy_release: Release, tmp_path: Path) -> None:

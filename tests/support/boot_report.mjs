@@ -1,8 +1,8 @@
 // Boot Pyodide under Node as `promptdojo check --pyodide` does (boot_node.mjs) and report, as JSON
 // on stdout, the boot's phases and what the lesson's packages left in the interpreter: every file
 // under site-packages (path, size, SHA-256), the packages' install records, loadedPackages, and a
-// numpy result (and a numpy traceback, and which of its modules have a usable pyc). Used by
-// tests/pyodide/test_wheels.py and test_bytecode.py; argv[2] is the job file.
+// numpy result (and a numpy traceback, and which modules of numpy and of the learner library have a
+// usable pyc). Used by tests/pyodide/test_wheels.py and test_bytecode.py; argv[2] is the job file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -29,10 +29,12 @@ for name in ${JSON.stringify(job.packages)}:
     records[name] = [dist.read_text("INSTALLER"), dist.read_text("PYODIDE_SOURCE")]
 import numpy as np
 import importlib.util, sys, traceback
+import promptdojo.decoding, promptdojo.display, promptdojo.quantization
 # numpy's modules from .py files, and those whose pyc is there for this interpreter, unchecked
 # (its magic number, flags 0b01): the import system uses such a pyc without reading the source.
-from_py = [m for m in list(sys.modules.values()) if m.__name__.split(".")[0] == "numpy"
-           and str(getattr(m, "__file__", "")).endswith(".py")]
+def from_py(package):
+    return [m for m in list(sys.modules.values()) if m.__name__.split(".")[0] == package
+            and str(getattr(m, "__file__", "")).endswith(".py")]
 def has_pyc(module):
     try:
         with open(module.__spec__.cached, "rb") as f:
@@ -45,7 +47,8 @@ try:
 except Exception:
     numpy_traceback = traceback.format_exc()
 json.dumps({
-    "pycs": [len(from_py), sum(map(has_pyc, from_py)), sys.dont_write_bytecode],
+    "pycs": [len(from_py("numpy")), sum(map(has_pyc, from_py("numpy"))), sys.dont_write_bytecode],
+    "library_pycs": [len(from_py("promptdojo")), sum(map(has_pyc, from_py("promptdojo")))],
     "traceback": numpy_traceback,
     "files": sorted(files),
     "records": records,

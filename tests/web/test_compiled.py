@@ -1,12 +1,17 @@
 """The compiled wheels a server offers (promptdojo.web.compiled): named in the step page's kernel
-config beside their wheel, served compressed under their content hash, kept in the offline copy."""
+config beside their wheel, served compressed under their content hash, kept in the offline copy.
+And the learner bundle it sends: with its modules' bytecode, or without it where it cannot be
+made."""
 
 from __future__ import annotations
 
 import hashlib
 import html
+import io
 import json
+import logging
 import re
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +19,11 @@ import pytest
 import zstandard
 from fastapi.testclient import TestClient
 
+from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.bytecode import compiled_bundle
 from promptdojo.pyodide.release import Release
 from promptdojo.web.app import create_app
+from promptdojo.web.compiled import learner_bundles
 from promptdojo.web.settings import Settings
 from tests.e2e.conftest import COMPRESSED, SNAPSHOTS
 
@@ -40,13 +48,18 @@ def client(
     return TestClient(create_app(settings(fixture_lessons, numpy_release, tmp)))
 
 
-def numpy_wheel(client: TestClient) -> dict:
-    """The numpy entry of the needs-numpy step's kernel config."""
+def kernel_config(client: TestClient) -> dict:
+    """The needs-numpy step's kernel config."""
     page = client.get(STEP).text
     meta = re.search(r'<meta name="promptdojo-kernel" content="([^"]+)"', page)
     assert meta is not None
-    config = json.loads(html.unescape(meta.group(1)))
-    return next(wheel for wheel in config["wheels"] if wheel["name"] == "numpy")
+    return json.loads(html.unescape(meta.group(1)))
+
+
+def numpy_wheel(client: TestClient) -> dict:
+    """The numpy entry of the needs-numpy step's kernel config."""
+    wheels = kernel_config(client)["wheels"]
+    return next(wheel for wheel in wheels if wheel["name"] == "numpy")
 
 
 def test_the_page_names_the_compiled_wheel_beside_the_wheel(client: TestClient) -> None:
@@ -90,3 +103,29 @@ def test_without_a_snapshot_cache_there_is_no_compiled_wheel(
         replace(settings(fixture_lessons, numpy_release, tmp_path), snapshot_cache_dir=None)
     )
     assert "compiled" not in numpy_wheel(TestClient(app))
+
+
+def test_the_page_gets_the_learner_bundle_with_its_modules_bytecode(
+    client: TestClient, numpy_release: Release
+) -> None:
+    config = kernel_config(client)
+    compiled = compiled_bundle(numpy_release.path, build_bundle(), SNAPSHOTS)
+    assert config["bundleUrl"] == f"/bundle/{compiled.filename}"
+    sent = client.get(config["bundleUrl"])
+    assert sent.status_code == 200
+    assert sent.content == compiled.data
+    with zipfile.ZipFile(io.BytesIO(sent.content)) as archive:
+        assert "promptdojo/__pycache__/kernel.cpython-313.pyc" in archive.namelist()
+
+
+def test_without_node_the_page_gets_the_bundle_itself(
+    fixture_lessons: Path, numpy_release: Release, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    core = tmp_path / "core"  # no interpreter in it: Node cannot compile anything
+    core.mkdir()
+    with caplog.at_level(logging.WARNING, logger="promptdojo.web"):
+        plain, sent = learner_bundles(settings(fixture_lessons, numpy_release, tmp_path), core)
+    assert sent == plain == build_bundle()
+    assert "pages will compile the learner library themselves" in caplog.text
+    off = replace(settings(fixture_lessons, numpy_release, tmp_path), snapshot_cache_dir=None)
+    assert learner_bundles(off, numpy_release.path) == (plain, plain)

@@ -1,5 +1,6 @@
 // Compile the modules a lesson's packages load to bytecode, in the Pyodide that runs them:
-// `node bytecode.mjs JOB`.
+// `node bytecode.mjs JOB`. With `files` in JOB, compile those files instead (the learner
+// bundle's modules, below).
 //
 // JOB: {pyodide, packageDir, packages, script, out}. The core in `pyodide` loads `packages`
 // (their wheels from `packageDir`, checked against its lock), runs `script` (the packages'
@@ -29,11 +30,52 @@ for source in sources:
 json.dumps([site, compiled])
 `;
 
+/**
+ * Compile every source of the JSON list FILES (paths below ROOT in Pyodide's file system), as
+ * unchecked-hash pycs in `__pycache__` beside each; a JSON list of [source, pyc] paths below ROOT.
+ */
+const COMPILE_FILES = `
+import json, py_compile
+mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+compiled = []
+for source in json.loads(FILES):
+    pyc = py_compile.compile(ROOT + source, doraise=True, invalidation_mode=mode)
+    compiled.append([source, pyc[len(ROOT):]])
+json.dumps(compiled)
+`;
+
+/**
+ * The learner bundle's modules (JOB: {pyodide, files, sourceDir, out}): each of `files` (paths
+ * below `sourceDir`) is copied into the interpreter's file system and compiled there, and its pyc
+ * written to `out` at the same path; `out/modules.json` lists them as [source, pyc] paths.
+ */
+async function compileFiles(pyodide, job) {
+  const root = "/tmp/promptdojo-bundle/";
+  for (const name of job.files) {
+    const target = root + name;
+    pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+    pyodide.FS.writeFile(target, await readFile(path.join(job.sourceDir, name)));
+  }
+  pyodide.globals.set("ROOT", root);
+  pyodide.globals.set("FILES", JSON.stringify(job.files));
+  const compiled = JSON.parse(pyodide.runPython(COMPILE_FILES));
+  for (const [, pyc] of compiled) {
+    const target = path.join(job.out, pyc);
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, pyodide.FS.readFile(root + pyc));
+  }
+  await writeFile(path.join(job.out, "modules.json"), JSON.stringify(compiled));
+}
+
 async function main() {
   const job = JSON.parse(await readFile(process.argv[2], "utf8"));
   const core = path.resolve(job.pyodide) + path.sep;
-  const packages = path.resolve(job.packageDir) + path.sep;
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
+  if (job.files) {
+    await compileFiles(await loadPyodide({ indexURL: core }), job);
+    return;
+  }
+  const packages = path.resolve(job.packageDir) + path.sep;
   const pyodide = await loadPyodide({
     indexURL: core,
     packageCacheDir: packages,

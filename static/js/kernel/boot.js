@@ -215,14 +215,26 @@ export async function bootCellRunner({
     snapshotFailed,
     fromWheels: Boolean(prepared) && !wheelsFailed,
     wheelsFailed,
-    // Packages whose modules came compiled (their compiled archive, downloads.js).
-    bytecode: wheelsFailed || !prepared ? [] : (await prepared).filter((w) => w.bytecode).map((w) => w.name),
+    // What came with its modules' bytecode, so that importing it compiled nothing.
+    bytecode: await withBytecode(library, prepared, wheelsFailed),
     // Imported after the restore: a package's native code cannot be in a snapshot.
     importedAfterRestore,
     // A typical cell, run once unseen: the first Run pays no first-call compiling.
     warmUp,
   });
   return runner;
+}
+
+/**
+ * What came with its modules' bytecode: the learner library (`"promptdojo"`) when its bundle holds
+ * pycs (the server's compiled bundle, promptdojo.pyodide.bytecode), and the packages whose compiled
+ * archive was installed (downloads.js).
+ */
+async function withBytecode(library, prepared, wheelsFailed) {
+  const names = (await library).names.some((name) => name.endsWith(".pyc")) ? ["promptdojo"] : [];
+  if (wheelsFailed || !prepared) return names;
+  const compiled = (await prepared).filter((wheel) => wheel.bytecode);
+  return [...names, ...compiled.map((wheel) => wheel.name)];
 }
 
 /** A kernel CellResult as a plain object (`to_dict`, converted to JS). */
