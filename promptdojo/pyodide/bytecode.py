@@ -34,6 +34,7 @@ import os
 import subprocess
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,7 +233,8 @@ def compiled_bundle(
 ) -> LearnerBundle:
     """``bundle`` with a pyc beside each of its modules, made by ``core``'s own Python: from
     ``cache_dir``, or made now (a few seconds, in Node). Raises :class:`CompiledWheelError` if
-    Node cannot make it; a kept one that is no longer a zip is made again."""
+    Node cannot make it; a kept one that is damaged (no longer a zip, or a member that fails
+    its CRC) is made again."""
     parts = {
         "pyodide": _core_digests(core),
         "bundle": bundle.digest,
@@ -246,14 +248,25 @@ def compiled_bundle(
     with (folder / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return bundle_from(kept.read_bytes())
-        except (OSError, zipfile.BadZipFile):
-            pass  # not made yet, or damaged: made (again) below
+            found = kept.read_bytes()
+        except OSError:
+            found = None  # not made yet
+        if found is not None and _intact(found):
+            return bundle_from(found)
         data = _compile_bundle(core, bundle, timeout)
         partial = kept.with_name(kept.name + ".tmp")
         partial.write_bytes(data)
         partial.replace(kept)
         return bundle_from(data)
+
+
+def _intact(data: bytes) -> bool:
+    """Whether ``data`` is a zip whose every member has the CRC it records."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return archive.testzip() is None
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error):
+        return False
 
 
 def _compile_bundle(core: Path, bundle: LearnerBundle, timeout: float) -> bytes:

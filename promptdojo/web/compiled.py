@@ -96,7 +96,7 @@ def learner_bundles(settings: Settings, core: Path) -> tuple[LearnerBundle, Lear
         return bundle, bundle
     try:
         compiled = compiled_bundle(core, bundle, Path(settings.snapshot_cache_dir))
-    except (CompiledWheelError, PyodideUnavailableError) as exc:
+    except (CompiledWheelError, PyodideUnavailableError, OSError) as exc:
         log.warning("%s; pages will compile the learner library themselves", exc)
         return bundle, bundle
     log.info("learner bundle %s: with its modules' bytecode", compiled.filename)

@@ -122,6 +122,14 @@ def test_a_kept_compiled_bundle_is_found_and_a_damaged_one_made_again(
     kept.write_bytes(b"not a zip")
     assert compiled_bundle(numpy_release.path, build_bundle(), tmp_path) == library
     assert kept.read_bytes() == library.data
+    # Still a zip, but one byte of a member's data changed: its CRC says so.
+    with zipfile.ZipFile(kept) as archive:
+        member = archive.getinfo("promptdojo/__pycache__/kernel.cpython-313.pyc")
+    data = bytearray(library.data)
+    data[member.header_offset + 30 + len(member.filename) + 20] ^= 0xFF
+    kept.write_bytes(bytes(data))
+    assert compiled_bundle(numpy_release.path, build_bundle(), tmp_path) == library
+    assert kept.read_bytes() == library.data
 
 
 def test_a_core_node_cannot_run_makes_no_compiled_bundle(tmp_path: Path) -> None:

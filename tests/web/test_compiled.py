@@ -129,3 +129,17 @@ def test_without_node_the_page_gets_the_bundle_itself(
     assert "pages will compile the learner library themselves" in caplog.text
     off = replace(settings(fixture_lessons, numpy_release, tmp_path), snapshot_cache_dir=None)
     assert learner_bundles(off, numpy_release.path) == (plain, plain)
+
+
+def test_a_cache_that_cannot_be_written_sends_the_bundle_itself(
+    fixture_lessons: Path, numpy_release: Release, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be")
+    unwritable = replace(
+        settings(fixture_lessons, numpy_release, tmp_path), snapshot_cache_dir=blocked
+    )
+    with caplog.at_level(logging.WARNING, logger="promptdojo.web"):
+        plain, sent = learner_bundles(unwritable, numpy_release.path)
+    assert sent == plain == build_bundle()
+    assert "pages will compile the learner library themselves" in caplog.text
