@@ -67,7 +67,6 @@ def build_bundle(package_dir: Path | None = None) -> LearnerBundle:
     """Zip the learner modules of the package in ``package_dir`` (default: the installed one)."""
     package_dir = package_dir or Path(promptdojo.__file__).resolve().parent
     buffer = io.BytesIO()
-    names: list[str] = []
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path in _learner_files(package_dir):
             name = "promptdojo/" + path.relative_to(package_dir).as_posix()
@@ -75,10 +74,7 @@ def build_bundle(package_dir: Path | None = None) -> LearnerBundle:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, path.read_bytes())
-            names.append(name)
-    data = buffer.getvalue()
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    return LearnerBundle(data=data, digest=digest, files=tuple(names))
+    return bundle_from(buffer.getvalue())
 
 
 def bundle_from(data: bytes) -> LearnerBundle:

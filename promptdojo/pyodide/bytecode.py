@@ -19,14 +19,15 @@ with: those name its cache folder.
 
 The learner bundle's modules are compiled the same way (:func:`compiled_bundle`): a page
 imports the library modules a step's cells use before "ready" (``decoding``, ``display``,
-``quantization``...), and compiling their sources there took 100-270 ms on every visit (the
-page's Python writes no bytecode). The compiled bundle holds the same members, then a pyc
-beside each module; pages unpack it as they unpack the bundle.
+``quantization``...), and the page's Python writes no bytecode, so every visit compiled their
+sources again. The compiled bundle holds the same members, then a pyc beside each module; pages
+unpack it as they unpack the bundle.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -85,13 +86,28 @@ def warm_up_script(imports: Sequence[str], exercise: str) -> str:
 
 
 def _core_digests(core: Path) -> dict[str, str]:
-    """The Pyodide build, by the SHA-256 of its interpreter's files."""
-    return {
-        name: sha256_of(core / name)
-        for name in sorted(p.name for p in core.iterdir())
-        if name.startswith(("pyodide.", "python_stdlib"))
-        and not name.endswith((".br", ".gz", ".zst", ".map"))
-    }
+    """The Pyodide build, by the SHA-256 of its interpreter's files: hashed once a process for
+    the files as they are (a server's start asks for the compiled wheels and the compiled
+    bundle, each keyed by it)."""
+    files = tuple(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(core.iterdir())
+        if p.name.startswith(("pyodide.", "python_stdlib"))
+        and not p.name.endswith((".br", ".gz", ".zst", ".map"))
+    )
+    return dict(_hashed(core, files))
+
+
+@functools.cache
+def _hashed(core: Path, files: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
+    """``(name, SHA-256)`` of each of ``files`` in ``core``, named with their size and time so
+    that a changed file is hashed again."""
+    return tuple((name, sha256_of(core / name)) for name, _, _ in files)
+
+
+def _key(parts: dict) -> str:
+    """A cache folder's name for what it depends on."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
 def compiled_key(core: Path, wheels: Sequence[tuple[dict, Path]], script: str) -> str:
@@ -103,7 +119,7 @@ def compiled_key(core: Path, wheels: Sequence[tuple[dict, Path]], script: str) -
         "maker": sha256_of(MAKER),
         "format": _FORMAT,
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+    return _key(parts)
 
 
 def _cached(folder: Path) -> dict[str, CompiledWheel] | None:
@@ -241,8 +257,7 @@ def compiled_bundle(
         "maker": sha256_of(MAKER),
         "format": _FORMAT,
     }
-    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
-    folder = cache_dir / BUNDLE_SUBFOLDER / key
+    folder = cache_dir / BUNDLE_SUBFOLDER / _key(parts)
     folder.mkdir(parents=True, exist_ok=True)
     kept = folder / "bundle.zip"
     with (folder / ".lock").open("w") as lock:
