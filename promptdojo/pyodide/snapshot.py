@@ -6,7 +6,8 @@ native code, so numpy loads after the restore). It is made in Node by ``node/sna
 front end's own ``makeSnapshot`` (``kernel/snapshot-make.js``, through ``boot.js``), and is valid
 only for the exact Pyodide build, bundle and boot code it was made with. Those inputs name its cache
 folder, so a change to any of them makes a new snapshot; the file itself is named by its content
-hash and served immutable.
+hash and served immutable. Beside it is the standard library it was made with, its members
+stored (:mod:`promptdojo.pyodide.stdlib`), which pages that restore it load in place of Pyodide's.
 
 This depends on Pyodide's private snapshot API (``_makeSnapshot``, ``makeMemorySnapshot`` and
 ``_loadSnapshot``), and on the dlmalloc calls the Emscripten module exports, with which
@@ -24,7 +25,9 @@ import hashlib
 import json
 import subprocess
 import tempfile
+import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,8 @@ from promptdojo.pyodide.bundle import LearnerBundle
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.compressed import CODINGS, ZSTD_LEVEL, ZSTD_WINDOW_LOG, compress
 from promptdojo.pyodide.node import HERE, boot_module, node
+from promptdojo.pyodide.stdlib import FORMAT as STDLIB_FORMAT
+from promptdojo.pyodide.stdlib import STDLIB, store_stdlib, stored_name
 
 #: The Node script that makes a snapshot.
 MAKER = HERE / "snapshot.mjs"
@@ -45,6 +50,9 @@ _FILE = "snapshot.bin"
 #: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
 #: a file damaged on disk or on the way is never restored.
 _DIGEST = "snapshot.sha256"
+#: The standard library it was made with (stored members), and that file's SHA-256.
+_STDLIB_FILE = STDLIB
+_STDLIB_DIGEST = "python_stdlib.sha256"
 #: The compressed copies kept beside a snapshot, best first: (HTTP content coding, file suffix).
 #: The maker writes brotli and gzip; zstd is written here (Node 20 has no zstd). A browser that
 #: accepts zstd decodes it several times faster than brotli, at a smaller size, and the
@@ -66,10 +74,13 @@ class SnapshotError(RuntimeError):
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot on disk, with its compressed copies beside it (:data:`COPIES`)."""
+    """A snapshot on disk, and the standard library it restores against (``stdlib``), each
+    with its compressed copies beside it (:data:`COPIES`)."""
 
     path: Path
     sha256: str
+    stdlib: Path
+    stdlib_sha256: str
 
     @property
     def filename(self) -> str:
@@ -80,22 +91,34 @@ class Snapshot:
     def size(self) -> int:
         return self.path.stat().st_size
 
-    def encoded(self, suffix: str) -> Path:
-        """The compressed copy with file suffix ``suffix`` (of :data:`COPIES`: ``zst``...)."""
-        return self.path.with_name(f"{self.path.name}.{suffix}")
+    @property
+    def stdlib_filename(self) -> str:
+        """The standard library's content-hashed name, as pages fetch it."""
+        return stored_name(self.stdlib_sha256)
+
+    def encoded(self, suffix: str, path: Path | None = None) -> Path:
+        """The compressed copy with file suffix ``suffix`` (of :data:`COPIES`: ``zst``...) of
+        the snapshot, or of ``path`` (its standard library)."""
+        path = path or self.path
+        return path.with_name(f"{path.name}.{suffix}")
 
     def problem(self) -> str:
-        """What is wrong with the files on disk, or ``""``: the snapshot must hash to its
-        recorded digest, and each compressed copy must decode to the same bytes."""
+        """What is wrong with the files on disk, or ``""``: the snapshot and its standard
+        library must hash to their recorded digests, and each compressed copy must decode to
+        the same bytes."""
         try:
-            if sha256_of(self.path) != self.sha256:
-                return f"{self.path} does not match its recorded SHA-256 {self.sha256}"
-            for suffix in _DECODERS:
-                copy = self.encoded(suffix)
-                if copy.is_file():
-                    data = _DECODERS[suffix](copy.read_bytes())
-                    if hashlib.sha256(data).hexdigest() != self.sha256:
-                        return f"{copy} does not decode to the snapshot"
+            for path, digest, what in (
+                (self.path, self.sha256, "the snapshot"),
+                (self.stdlib, self.stdlib_sha256, "its standard library"),
+            ):
+                if sha256_of(path) != digest:
+                    return f"{path} does not match its recorded SHA-256 {digest}"
+                for suffix in _DECODERS:
+                    copy = self.encoded(suffix, path)
+                    if copy.is_file():
+                        data = _DECODERS[suffix](copy.read_bytes())
+                        if hashlib.sha256(data).hexdigest() != digest:
+                            return f"{copy} does not decode to {what}"
         except _DECODE_ERRORS as error:
             return f"{self.path.parent} cannot be read whole: {error}"
         return ""
@@ -105,13 +128,17 @@ class Snapshot:
         self.path.with_name(_DIGEST).unlink(missing_ok=True)
 
     def describe(self) -> str:
-        """One line for a build log: name and sizes."""
-        line = f"{self.filename}: {self.size / 1e6:.1f} MB"
-        for name, suffix in COPIES:
-            if self.encoded(suffix).is_file():
-                line += f", {self.encoded(suffix).stat().st_size / 1e6:.1f} MB with {name}"
-                break
-        return line
+        """One line for a build log: names and sizes."""
+        parts = []
+        for path, filename in ((self.path, self.filename), (self.stdlib, self.stdlib_filename)):
+            part = f"{filename}: {path.stat().st_size / 1e6:.1f} MB"
+            for name, suffix in COPIES:
+                if self.encoded(suffix, path).is_file():
+                    size = self.encoded(suffix, path).stat().st_size
+                    part += f", {size / 1e6:.1f} MB with {name}"
+                    break
+            parts.append(part)
+        return "; ".join(parts)
 
 
 def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
@@ -127,6 +154,7 @@ def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
         "boot": sha256_of(boot_module()),
         "maker": sha256_of(MAKER),
         "copies": [suffix for _, suffix in COPIES],
+        "stdlib": STDLIB_FORMAT,
         # The same level gives other bytes under another libzstd.
         "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG, "checksum", zstandard.ZSTD_VERSION],
     }
@@ -138,9 +166,11 @@ def cached_snapshot(core: Path, bundle: LearnerBundle, cache_dir: Path) -> Snaps
     folder = cache_dir / snapshot_key(core, bundle)
     try:
         digest = (folder / _DIGEST).read_text(encoding="ascii").strip()
+        stdlib_digest = (folder / _STDLIB_DIGEST).read_text(encoding="ascii").strip()
     except OSError:
         return None
-    return Snapshot(folder / _FILE, digest) if (folder / _FILE).is_file() else None
+    found = Snapshot(folder / _FILE, digest, folder / _STDLIB_FILE, stdlib_digest)
+    return found if found.path.is_file() and found.stdlib.is_file() else None
 
 
 def ensure_snapshot(
@@ -191,13 +221,25 @@ def _reason(stderr: str) -> str:
 
 
 def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Snapshot:
-    """Run the Node maker into ``folder``; the digest file, written last, marks it complete."""
-    with tempfile.TemporaryDirectory(prefix="promptdojo-snapshot-") as tmp:
+    """Run the Node maker into ``folder``, with the standard library stored there first; the
+    snapshot's digest file, written last, marks it complete."""
+    stdlib = folder / _STDLIB_FILE
+    try:
+        store_stdlib(core / STDLIB, stdlib)
+    except (OSError, zipfile.BadZipFile) as error:
+        raise SnapshotError(f"no snapshot for {core}: its {STDLIB}: {error}") from error
+    with (
+        tempfile.TemporaryDirectory(prefix="promptdojo-snapshot-") as tmp,
+        ThreadPoolExecutor() as pool,
+    ):
+        # The standard library's copies are compressed while Node makes the snapshot.
+        stdlib_copies = [pool.submit(_write_copy, stdlib, coding) for coding, _ in COPIES]
         bundle_file = Path(tmp) / "bundle.zip"
         bundle_file.write_bytes(bundle.data)
         job = {
             "boot": str(boot_module()),
             "pyodide": str(core),
+            "stdlib": str(stdlib),
             "bundle": str(bundle_file),
             "out": str(folder / _FILE),
         }
@@ -212,18 +254,29 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
             )
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
             raise SnapshotError(f"no snapshot for {core}: {error}") from error
+        for made in stdlib_copies:
+            made.result()
     if done.returncode != 0:
         raise SnapshotError(f"no snapshot for {core}: {_reason(done.stderr)}")
-    _write_zstd(folder / _FILE)
-    digest = sha256_of(folder / _FILE)
-    (folder / f"{_DIGEST}.tmp").write_text(digest + "\n", encoding="ascii")
-    (folder / f"{_DIGEST}.tmp").replace(folder / _DIGEST)
-    return Snapshot(folder / _FILE, digest)
+    _write_copy(folder / _FILE, "zstd")
+    stdlib_digest = _write_digest(stdlib, folder / _STDLIB_DIGEST)
+    digest = _write_digest(folder / _FILE, folder / _DIGEST)
+    return Snapshot(folder / _FILE, digest, stdlib, stdlib_digest)
 
 
-def _write_zstd(path: Path) -> None:
-    """Write the zstd copy of the snapshot at ``path`` (deterministic: one thread, fixed level)."""
-    data = compress(path.read_bytes(), "zstd")
-    partial = path.with_name(f"{path.name}.zst.tmp")
+def _write_digest(path: Path, to: Path) -> str:
+    """Write the SHA-256 of ``path`` into ``to`` (whole or not at all), and return it."""
+    digest = sha256_of(path)
+    to.with_suffix(".tmp").write_text(digest + "\n", encoding="ascii")
+    to.with_suffix(".tmp").replace(to)
+    return digest
+
+
+def _write_copy(path: Path, coding: str) -> None:
+    """Write the copy of ``path`` in ``coding`` beside it (deterministic: one thread per copy,
+    fixed levels)."""
+    suffix = dict(COPIES)[coding]
+    data = compress(path.read_bytes(), coding)
+    partial = path.with_name(f"{path.name}.{suffix}.tmp")
     partial.write_bytes(data)
-    partial.replace(path.with_name(f"{path.name}.zst"))
+    partial.replace(path.with_name(f"{path.name}.{suffix}"))

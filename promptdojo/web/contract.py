@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 
 
 class SnapshotRef(TypedDict):
-    """The memory snapshot a page restores: its URL and the SHA-256 it must have."""
+    """The memory snapshot a page restores: its URL and the SHA-256 it must have; and the URL of
+    the standard library it was made with, which Pyodide loads in place of its own."""
 
     url: str
     sha256: str
+    stdlib: str
 
 
 class KernelConfig(TypedDict):
@@ -103,7 +105,11 @@ def kernel_config(
         pyodideUrl=url(site.pyodide_url),
         packagesUrl=url(PACKAGES_URL + "/"),
         bundleUrl=url(f"{BUNDLE_URL}/{site.bundle.filename}"),
-        snapshot=SnapshotRef(url=url(f"{SNAPSHOT_URL}/{snapshot.filename}"), sha256=snapshot.sha256)
+        snapshot=SnapshotRef(
+            url=url(f"{SNAPSHOT_URL}/{snapshot.filename}"),
+            sha256=snapshot.sha256,
+            stdlib=url(f"{SNAPSHOT_URL}/{snapshot.stdlib_filename}"),
+        )
         if snapshot is not None
         else None,
         packages=list(lesson.packages),

@@ -26,7 +26,6 @@ from fastapi import FastAPI
 from promptdojo.course.bulk import DEFAULT_PARSED_CACHE
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.lock import PackageError
-from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.app import create_app
 from promptdojo.web.offline import course_config, service_worker_script
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
@@ -199,12 +198,13 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         if source_map.is_file():
             files[manifest.url(name).lstrip("/") + ".map"] = source_map
     core = Path(site.core_dir)
-    for name in (*COMMON_FILES, *LOADERS):
-        if (core / name).is_file():
-            files[site.pyodide_url.lstrip("/") + name] = core / name
+    for name in site.pyodide_files():
+        files[site.pyodide_url.lstrip("/") + name] = core / name
     files[f"{BUNDLE_URL}/{site.bundle.filename}".lstrip("/")] = site.bundle.data
     if site.snapshot is not None:
         files[f"{SNAPSHOT_URL}/{site.snapshot.filename}".lstrip("/")] = site.snapshot.path
+        stdlib = f"{SNAPSHOT_URL}/{site.snapshot.stdlib_filename}".lstrip("/")
+        files[stdlib] = site.snapshot.stdlib
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
     for served in site.compiled.values():

@@ -21,7 +21,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from promptdojo import __version__
-from promptdojo.pyodide.release import COMMON_FILES, LOADERS
 from promptdojo.web.headers import READ_METHODS, SECURITY_HEADERS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.site import Site, site_of
@@ -87,14 +86,11 @@ def course_urls(site: Site) -> tuple[list[str], list[str]]:
         packages.update(lesson.packages)
     manifest = site.manifest
     files = [urls.of(manifest.url(name)) for name in manifest.files if name not in _NOT_CACHED]
-    files += [
-        urls.of(site.pyodide_url) + name
-        for name in (*COMMON_FILES, *LOADERS)
-        if (Path(site.core_dir) / name).is_file()
-    ]
+    files += [urls.of(site.pyodide_url) + name for name in site.pyodide_files()]
     files.append(urls.of(f"{BUNDLE_URL}/{site.bundle.filename}"))
     if site.snapshot is not None:
         files.append(urls.of(f"{SNAPSHOT_URL}/{site.snapshot.filename}"))
+        files.append(urls.of(f"{SNAPSHOT_URL}/{site.snapshot.stdlib_filename}"))
     files += [
         urls.of(f"{PACKAGES_URL}/{entry['file_name']}") for entry in site.packages.on_hand(packages)
     ]

@@ -34,20 +34,27 @@ async def learner_bundle(request: Request, filename: str) -> Response:
 
 @router.api_route(SNAPSHOT_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)
 async def memory_snapshot(request: Request, filename: str) -> Response:
-    """The memory snapshot the worker restores, under its content hash, sent precompressed."""
+    """The memory snapshot the worker restores, or the standard library it was made with, under
+    its content hash, sent precompressed."""
     snapshot = site_of(request).snapshot
-    if snapshot is None or filename != snapshot.filename:
+    files = {}
+    if snapshot is not None:
+        files = {
+            snapshot.filename: (snapshot.path, "application/octet-stream"),
+            snapshot.stdlib_filename: (snapshot.stdlib, "application/zip"),
+        }
+    if filename not in files:
         current = snapshot.filename if snapshot else "none (this server boots Python cold)"
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
+    path, media_type = files[filename]
     accepted = request.headers.get("accept-encoding", "")
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
     for encoding, suffix in COPIES:
-        if accepts(accepted, encoding) and snapshot.encoded(suffix).is_file():
+        copy = snapshot.encoded(suffix, path)
+        if accepts(accepted, encoding) and copy.is_file():
             headers["content-encoding"] = encoding
-            return FileResponse(
-                snapshot.encoded(suffix), media_type="application/octet-stream", headers=headers
-            )
-    return FileResponse(snapshot.path, media_type="application/octet-stream", headers=headers)
+            return FileResponse(copy, media_type=media_type, headers=headers)
+    return FileResponse(path, media_type=media_type, headers=headers)
 
 
 @router.api_route(PACKAGES_URL + "/{filename}", methods=READ_METHODS, include_in_schema=False)

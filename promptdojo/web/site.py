@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptdojo.pyodide.release import COMMON_FILES, LOADERS
+from promptdojo.pyodide.stdlib import STDLIB
+
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
     from fastapi.templating import Jinja2Templates
@@ -56,6 +59,17 @@ class Site:
     release: Release | None = None
     #: The service worker's script and the catalog it was made for (web.offline).
     service_worker: tuple[Catalog, bytes] | None = None
+
+    def pyodide_files(self) -> list[str]:
+        """The names of Pyodide's own files pages may fetch, from its folder: with a snapshot,
+        not its standard library (pages load the one the snapshot was made with)."""
+        unused = {STDLIB} if self.snapshot is not None else set()
+        core = Path(self.core_dir)
+        return [
+            name
+            for name in (*COMMON_FILES, *LOADERS)
+            if name not in unused and (core / name).is_file()
+        ]
 
 
 def site_of(request: Request) -> Site:

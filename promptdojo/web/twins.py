@@ -61,9 +61,14 @@ def export_twins(site: Site, cache_dir: Path) -> dict[str, Twin]:
             files[manifest.url(name)] = manifest.root / built
     twins = {url: twin for url, path in files.items() if (twin := _twin(url, path, cache_dir))}
     snapshot = site.snapshot
-    if snapshot is not None and snapshot.encoded("zst").is_file():
-        url = f"{SNAPSHOT_URL}/{snapshot.filename}"
-        twins[url] = Twin(url=f"{url}.zst", coding="zstd", source=snapshot.encoded("zst"))
+    if snapshot is not None:  # the snapshot, and the standard library it was made with
+        for path, name in (
+            (snapshot.path, snapshot.filename),
+            (snapshot.stdlib, snapshot.stdlib_filename),
+        ):
+            if snapshot.encoded("zst", path).is_file():
+                url = f"{SNAPSHOT_URL}/{name}"
+                twins[url] = Twin(f"{url}.zst", "zstd", snapshot.encoded("zst", path))
     for served in site.compiled.values():  # compiled wheels (web.compiled)
         if "zstd" in served.copies:
             twins[served.url] = Twin(f"{served.url}.zst", "zstd", served.copies["zstd"])

@@ -91,9 +91,14 @@ def test_the_export_sends_compressed_twins_and_each_file_once(
     version = numpy_release.version
     assert counts[f"/pyodide/{version}/pyodide.asm.wasm.zst"] == 1, counts
     assert counts[f"/pyodide/{version}/pyodide.asm.wasm"] == 0
-    snapshots = [path for path in counts if path.startswith("/snapshot/")]
+    snapshots = [path for path in counts if path.startswith("/snapshot/snapshot-")]
     assert snapshots, counts
     assert all(path.endswith(".bin.zst") for path in snapshots), snapshots
+    # The standard library the snapshot was made with, as its twin; never Pyodide's own.
+    stdlibs = [path for path in counts if path.startswith("/snapshot/python_stdlib-")]
+    assert len(stdlibs) == 1, counts
+    assert stdlibs[0].endswith(".zip.zst"), counts
+    assert counts[f"/pyodide/{version}/python_stdlib.zip"] == 0, counts
     # numpy came as its compiled wheel's twin, in place of the wheel (promptdojo.web.compiled),
     # and the learner library with its modules' bytecode (the compiled bundle).
     assert detail["bytecode"] == ["promptdojo", "numpy"], detail

@@ -23,7 +23,7 @@ BIG_FILES = (
     "/snapshot/",
     "/bundle/",
     "pyodide.asm.wasm",
-    "python_stdlib.zip",
+    "/snapshot/python_stdlib-",  # the standard library the snapshot was made with
     "pyodide-lock.json",
 )
 

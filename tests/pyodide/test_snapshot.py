@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -82,9 +83,12 @@ def test_a_cache_folder_without_its_digest_is_not_a_snapshot(tmp_path: Path) -> 
 
 
 def test_no_pyodide_there_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match=f"no snapshot for {tmp_path}: its python_stdlib.zip"):
+        ensure_snapshot(tmp_path, build_bundle(), tmp_path / "cache")
+    # With the standard library there, the next missing file, not a JavaScript stack's frame.
+    (tmp_path / "python_stdlib.zip").write_bytes((core_dir() / "python_stdlib.zip").read_bytes())
     with pytest.raises(SnapshotError, match=f"no snapshot for {tmp_path}") as raised:
         ensure_snapshot(tmp_path, build_bundle(), tmp_path / "cache")
-    # The cause, not the last frame of a JavaScript stack.
     assert "pyodide.mjs" in str(raised.value), raised.value
     assert ": at " not in str(raised.value), raised.value
 
@@ -124,9 +128,16 @@ _STDLIB_MODULES_AT_WORK = (
 ) + _STDLIB_MODULES
 
 
-def restored_run(release: Release, folder: Path, script: str, packages: list[str]) -> set[str]:
+def restored_run(
+    release: Release,
+    folder: Path,
+    script: str,
+    packages: list[str],
+    stdlib: Path | None = None,
+) -> set[str]:
     """Restore the snapshot of ``release`` under Node, boot as a page does (``packages``
-    installed, the warm-up run), run ``script``; the lines it printed."""
+    installed, the warm-up run, the snapshot's standard library or ``stdlib``), run
+    ``script``; the lines it printed."""
     snapshot = ensure_snapshot(release.path, build_bundle(), SNAPSHOTS)
     lock = Lock.read(release.path, version=release.version)
     bundle = folder / "bundle.zip"
@@ -142,7 +153,11 @@ def restored_run(release: Release, folder: Path, script: str, packages: list[str
                 # Installed from the wheels prepared beside the boot, as in a page.
                 "packageWheels": lock.wheel_job(packages, release.path),
                 "bundle": str(bundle),
-                "snapshot": {"path": str(snapshot.path), "sha256": snapshot.sha256},
+                "snapshot": {
+                    "path": str(snapshot.path),
+                    "sha256": snapshot.sha256,
+                    "stdlib": str(stdlib or snapshot.stdlib),
+                },
                 "script": script,
             }
         )
@@ -169,3 +184,33 @@ def test_after_a_restore_numpy_and_the_library_need_nothing_more_from_the_stdlib
     late = sorted(at_work - restored - {"pkgutil"})  # pkgutil: the test's own
     where = "SNAPSHOT_IMPORTS in static/js/kernel/snapshot-make.js"
     assert not late, f"add to {where}: {', '.join(late)}"
+
+
+#: Standard library modules no snapshot holds, imported after a restore: read from the archive at
+#: the offsets the snapshot's zip importer recorded when it was made.
+_LATE_IMPORTS = """\
+import csv, fractions, statistics
+print(fractions.Fraction(1, 3) + fractions.Fraction(1, 2), statistics.median([1, 5]), csv.QUOTE_ALL)
+0
+"""
+
+
+def test_a_restore_reads_the_standard_library_it_was_made_with(
+    numpy_release: Release, tmp_path: Path
+) -> None:
+    """The snapshot is made with Pyodide's standard library stored, and restores with it; with
+    Pyodide's own archive (the same modules, each deflated, at other offsets) in its place, a
+    module the snapshot does not hold cannot be imported: pages must load the snapshot's."""
+    snapshot = ensure_snapshot(numpy_release.path, build_bundle(), SNAPSHOTS)
+    with zipfile.ZipFile(snapshot.stdlib) as stored:
+        assert {m.compress_type for m in stored.infolist()} == {zipfile.ZIP_STORED}
+    printed = restored_run(numpy_release, tmp_path, _LATE_IMPORTS, [])
+    assert {"5/6", "3.0", "1"} <= printed, printed
+    with pytest.raises(AssertionError, match="bad local file header"):
+        restored_run(
+            numpy_release,
+            tmp_path,
+            _LATE_IMPORTS,
+            [],
+            stdlib=numpy_release.path / "python_stdlib.zip",
+        )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from promptdojo.pyodide.bundle import build_bundle
 from promptdojo.pyodide.snapshot import ensure_snapshot, snapshot_key
+from promptdojo.pyodide.stdlib import STDLIB, store_stdlib
 from tests.e2e.conftest import SNAPSHOTS
 
 
@@ -20,10 +21,15 @@ def plant(cache: Path, core: Path, data: bytes, *, digest: str | None = None) ->
     """Make ``data`` the cached snapshot for ``core`` and this checkout's bundle in ``cache``.
 
     ``digest`` is the SHA-256 to record (default: the true one of ``data``). Only the gzip copy
-    is written, so the server sends what was planted. Returns the folder.
+    is written, so the server sends what was planted. The standard library beside it is the
+    real one (stored as a snapshot's is), unless one is there already. Returns the folder.
     """
     folder = cache / snapshot_key(core, build_bundle())
     folder.mkdir(parents=True, exist_ok=True)
+    stdlib = folder / STDLIB
+    if not stdlib.is_file():
+        store_stdlib(core / STDLIB, stdlib)
+    (folder / "python_stdlib.sha256").write_text(hashlib.sha256(stdlib.read_bytes()).hexdigest())
     (folder / "snapshot.bin").write_bytes(data)
     (folder / "snapshot.bin.gz").write_bytes(gzip.compress(data, compresslevel=1))
     (folder / "snapshot.bin.br").unlink(missing_ok=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import logging
 import re
+import zipfile
 from pathlib import Path
 
 import brotli
@@ -40,7 +42,12 @@ def test_the_page_names_the_snapshot_and_it_is_served_immutable(
     client = TestClient(app)
     snapshot = kernel_config(client)["snapshot"]
     digest = hashlib.sha256(DATA).hexdigest()
-    assert snapshot == {"url": f"/snapshot/snapshot-{digest[:16]}.bin", "sha256": digest}
+    stdlib = app.state.site.snapshot.stdlib_sha256
+    assert snapshot == {
+        "url": f"/snapshot/snapshot-{digest[:16]}.bin",
+        "sha256": digest,
+        "stdlib": f"/snapshot/python_stdlib-{stdlib[:16]}.zip",
+    }
     # The worker asks for it as it starts; the page itself does not (test_pages.py).
     # Precompressed: sent as stored (httpx would decode it; read the raw stream).
     with client.stream("GET", snapshot["url"], headers={"accept-encoding": "gzip"}) as response:
@@ -52,6 +59,41 @@ def test_the_page_names_the_snapshot_and_it_is_served_immutable(
     plain = client.get(snapshot["url"], headers={"accept-encoding": "identity"})
     assert "content-encoding" not in plain.headers
     assert plain.content == DATA
+
+
+def test_the_standard_library_made_with_the_snapshot_is_served_beside_it(
+    fixture_lessons: Path, tmp_path: Path
+) -> None:
+    # Pyodide's own archive, each member stored (promptdojo.pyodide.stdlib), under its hash.
+    folder = plant(tmp_path / "snapshots", core_dir(), DATA)
+    stored = (folder / "python_stdlib.zip").read_bytes()
+    (folder / "python_stdlib.zip.zst").write_bytes(zstandard.ZstdCompressor().compress(stored))
+    app = create_app(
+        Settings(lessons_dir=fixture_lessons, snapshot_cache_dir=tmp_path / "snapshots")
+    )
+    client = TestClient(app)
+    url = kernel_config(client)["snapshot"]["stdlib"]
+    assert url == f"/snapshot/python_stdlib-{hashlib.sha256(stored).hexdigest()[:16]}.zip"
+    with client.stream("GET", url, headers={"accept-encoding": "gzip, br, zstd"}) as response:
+        raw = b"".join(response.iter_raw())
+    assert response.headers["content-encoding"] == "zstd"
+    assert response.headers["content-type"] == "application/zip"
+    assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert zstandard.ZstdDecompressor().decompress(raw) == stored
+    plain = client.get(url, headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.content == stored
+    with (
+        zipfile.ZipFile(core_dir() / "python_stdlib.zip") as own,
+        zipfile.ZipFile(io.BytesIO(stored)) as served,
+    ):
+        assert served.namelist() == own.namelist()
+        assert {m.compress_type for m in served.infolist()} == {zipfile.ZIP_STORED}
+        assert all(served.read(n) == own.read(n) for n in own.namelist()[::25])
+    # Pages restoring the snapshot never ask for Pyodide's own: the offline copy leaves it out.
+    sw = client.get("/sw.js").text
+    assert url in sw
+    assert "python_stdlib.zip" not in sw.replace(url, "")
 
 
 def test_the_best_copy_the_browser_accepts_is_sent(fixture_lessons: Path, tmp_path: Path) -> None:
@@ -121,9 +163,21 @@ def test_a_damaged_snapshot_in_the_cache_is_made_again_at_start(
 
 def test_a_compressed_copy_that_decodes_to_other_bytes_is_damage(tmp_path: Path) -> None:
     folder = plant(tmp_path / "snapshots", core_dir(), DATA)
-    snapshot = Snapshot(folder / "snapshot.bin", hashlib.sha256(DATA).hexdigest())
+    stdlib = folder / "python_stdlib.zip"
+    stored = stdlib.read_bytes()
+    digest = hashlib.sha256(stored).hexdigest()
+    snapshot = Snapshot(folder / "snapshot.bin", hashlib.sha256(DATA).hexdigest(), stdlib, digest)
     assert snapshot.problem() == ""
     (folder / "snapshot.bin.br").write_bytes(brotli.compress(DATA[:-1] + b"!"))
     assert snapshot.problem() == f"{folder / 'snapshot.bin.br'} does not decode to the snapshot"
     (folder / "snapshot.bin.br").write_bytes(b"not brotli at all")
     assert "cannot be read whole" in snapshot.problem()
+    (folder / "snapshot.bin.br").unlink()
+    # The standard library beside it is checked the same way.
+    (folder / "python_stdlib.zip.gz").write_bytes(gzip.compress(stored[:-1]))
+    assert snapshot.problem() == (
+        f"{folder / 'python_stdlib.zip.gz'} does not decode to its standard library"
+    )
+    (folder / "python_stdlib.zip.gz").unlink()
+    stdlib.write_bytes(stored[:-1])
+    assert snapshot.problem() == f"{stdlib} does not match its recorded SHA-256 {digest}"

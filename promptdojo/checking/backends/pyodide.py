@@ -109,7 +109,15 @@ def _base_job(
         "script": SCRIPT,
         "graceMs": STOP_GRACE_SECONDS * 1000,
         "windDownMs": STOP_WIND_DOWN_SECONDS * 1000,
-        "snapshot": ({"path": str(snapshot.path), "sha256": snapshot.sha256} if snapshot else None),
+        "snapshot": (
+            {
+                "path": str(snapshot.path),
+                "sha256": snapshot.sha256,
+                "stdlib": str(snapshot.stdlib),
+            }
+            if snapshot
+            else None
+        ),
     }
     return job, snapshot
 

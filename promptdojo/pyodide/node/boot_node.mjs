@@ -3,7 +3,8 @@
 // The job names every path: "boot" (boot.js), "pyodide" (the core folder), "packageDir" (cached
 // package wheels), "packages" (to load), "packageWheels" (their wheels in install order:
 // {name, file_name, sha256, install_dir, path}), "bundle" (the learner bundle zip) and, optionally,
-// "snapshot" {path, sha256}: a memory snapshot to restore (promptdojo.pyodide.snapshot).
+// "snapshot" {path, sha256, stdlib}: a memory snapshot to restore, and the standard library it was
+// made with (promptdojo.pyodide.snapshot).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -35,6 +36,10 @@ export async function bootInNode(job, onStream = () => {}, onPhase = () => {}) {
     snapshot,
     onStream,
     onPhase,
-    pyodideOptions: { packageCacheDir: cache },
+    pyodideOptions: {
+      packageCacheDir: cache,
+      // A snapshot restores against the standard library it was made with, as on a page.
+      ...(job.snapshot?.stdlib ? { stdLibURL: path.resolve(job.snapshot.stdlib) } : {}),
+    },
   });
 }

@@ -1,7 +1,7 @@
 // Make a memory snapshot of a booted Pyodide: `node snapshot.mjs JOB`.
 //
-// JOB: {boot, pyodide, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`,
-// installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`
+// JOB: {boot, pyodide, stdlib, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`
+// with the standard library `stdlib` (promptdojo.pyodide.stdlib), installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`
 // without its all-zero pages (static/js/kernel/snapshot-file.js),
 // with `out.br` and `out.gz` beside it (the server never compresses per request).
 //
@@ -43,7 +43,7 @@ async function main() {
   const { makeSnapshot, packSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
   fixStartupInputs();
   // The file pages fetch: the snapshot without its all-zero pages (static/js/kernel/snapshot-file.js).
-  const data = packSnapshot(await makeSnapshot({ loadPyodide, indexURL: core }, bundle));
+  const data = packSnapshot(await makeSnapshot({ loadPyodide, indexURL: core, stdLibURL: job.stdlib }, bundle));
   const br = brotliCompressSync(data, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 9,

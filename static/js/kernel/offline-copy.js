@@ -22,7 +22,7 @@ import { CACHE_PREFIX } from "../shared/offline-rules.js";
  * @param {import("../shared/contract.js").KernelConfig} config
  */
 export function unchangingFiles(config) {
-  const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url];
+  const urls = [config.pyodideUrl, config.bundleUrl, config.snapshot?.url, config.snapshot?.stdlib];
   for (const wheel of config.wheels ?? []) urls.push(wheel.url, wheel.compiled?.url);
   for (const [twin] of Object.values(config.twins ?? {})) urls.push(twin); // twins.js
   return urls.filter(Boolean);

@@ -67,10 +67,15 @@ export function zeroFreeHeap(module) {
  * interpreter with the learner bundle installed and `promptdojo.kernel` imported, its free heap
  * zeroed. No package is loaded (Pyodide cannot snapshot after loading one with native code), and
  * no JavaScript object is held by Python. Returns Pyodide's bytes (`packSnapshot` makes them the
- * file pages fetch).
+ * file pages fetch). With `stdLibURL`, the standard library is that archive, not the core's: a
+ * page restores the snapshot with the same one (Python's zip importer holds its members' offsets).
  */
-export async function makeSnapshot({ loadPyodide, indexURL }, bundle) {
-  const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
+export async function makeSnapshot({ loadPyodide, indexURL, stdLibURL }, bundle) {
+  const pyodide = await loadPyodide({
+    indexURL,
+    ...(stdLibURL ? { stdLibURL } : {}),
+    _makeSnapshot: true,
+  });
   installLibrary(pyodide, await unzipArchive(new Uint8Array(bundle), "the learner bundle"));
   pyodide.runPython(SNAPSHOT_IMPORTS);
   zeroFreeHeap(pyodide._module);

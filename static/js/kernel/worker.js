@@ -237,6 +237,10 @@ async function init(config, step) {
       onStream,
       onPhase: phase,
       imports: config.imports?.[step] ?? [],
+      // The snapshot restores against the standard library it was made with.
+      pyodideOptions: config.snapshot?.stdlib
+        ? { stdLibURL: new URL(config.snapshot.stdlib, self.location.origin).href }
+        : {},
     });
   } finally {
     stopWatching();

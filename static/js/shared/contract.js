@@ -24,7 +24,8 @@
  * @property {string} pyodideUrl  Pyodide's folder.
  * @property {string} packagesUrl  The package wheels' folder.
  * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
- * @property {{url: string, sha256: string} | null} snapshot  The memory snapshot to restore.
+ * @property {{url: string, sha256: string, stdlib: string} | null} snapshot  The memory snapshot to
+ *   restore, and the standard library Pyodide loads with it (promptdojo.pyodide.stdlib).
  * @property {string[]} packages  The lesson's packages (lesson.yaml).
  * @property {object[]} wheels  The wheels on hand for them, in install order.
  * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
@@ -148,7 +149,8 @@
  * @property {string} script  The judge's Python (pyodide_step.py).
  * @property {number} graceMs  The stop rule's periods (stopper.js).
  * @property {number} windDownMs
- * @property {{path: string, sha256: string} | null} snapshot  The memory snapshot to restore.
+ * @property {{path: string, sha256: string, stdlib: string} | null} snapshot  The memory snapshot
+ *   to restore, and the standard library it was made with.
  * @property {string[]} packages  The lesson's packages.
  * @property {object[]} packageWheels  Their wheels, in install order.
  * @property {object} step  The step's cells (promptdojo.checking.serialize).
