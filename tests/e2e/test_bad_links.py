@@ -64,7 +64,7 @@ def boot_snapshots(proxy: ShapingProxy, ready: dict) -> list[str]:
     return [
         e.path
         for e in proxy.exchanges()
-        if e.path.startswith("/snapshot/") and e.started <= ready["readyAt"]
+        if e.path.startswith("/snapshot/snapshot-") and e.started <= ready["readyAt"]
     ]
 
 
@@ -86,7 +86,7 @@ def test_a_damaged_compressed_snapshot_is_fetched_again(
 ) -> None:
     """The snapshot's zstd fails its checksum in the browser: the download is asked for once
     more, and the page restores it instead of booting from scratch."""
-    proxy.corrupt(r"/snapshot/")
+    proxy.corrupt(r"/snapshot/snapshot-")
     status, ready = boot(browser, proxy)
     assert faulted(proxy), proxy.exchanges()
     assert ready is not None, status
@@ -107,11 +107,25 @@ def test_a_wasm_download_cut_halfway_still_ends_ready(
 def test_a_snapshot_download_cut_halfway_is_fetched_again(
     browser: Browser, proxy: ShapingProxy
 ) -> None:
-    proxy.cut(r"/snapshot/", after=500_000)
+    proxy.cut(r"/snapshot/snapshot-", after=500_000)
     status, ready = boot(browser, proxy)
     assert faulted(proxy), proxy.exchanges()
     assert ready is not None, status
     assert ready["restored"], ready  # no cold boot
+
+
+def test_a_standard_library_download_cut_halfway_is_fetched_again(
+    browser: Browser, proxy: ShapingProxy
+) -> None:
+    """The archive the snapshot was made with breaks off: asked for once more, and the snapshot
+    still restores against it (with any other archive, an import would fail)."""
+    proxy.cut(r"/snapshot/python_stdlib-", after=500_000)
+    status, ready = boot(browser, proxy)
+    assert faulted(proxy), proxy.exchanges()
+    assert ready is not None, status
+    assert ready["restored"], ready
+    asked = [e.path for e in proxy.exchanges() if e.path.startswith("/snapshot/python_stdlib-")]
+    assert len(asked) == 2, asked
 
 
 def test_a_host_that_sends_the_big_files_compressed_without_saying_so(
@@ -121,7 +135,8 @@ def test_a_host_that_sends_the_big_files_compressed_without_saying_so(
     proxy.strip_encoding(r"\.wasm$|/snapshot/")
     status, ready = boot(browser, proxy)
     stripped = [e.path for e in proxy.exchanges() if e.faults]
-    assert len(stripped) == 2, stripped  # both went out compressed, and without their header
+    # The wasm, the snapshot and its standard library went out compressed, without the header.
+    assert len(stripped) == 3, stripped
     assert ready is not None, status
     assert ready["restored"], ready
     assert "pyodide.asm.wasm came zstd-compressed without saying so" in status
@@ -162,7 +177,7 @@ def test_a_compressed_snapshot_cut_halfway_is_fetched_again(
     browser: Browser, exported: str
 ) -> None:
     with ShapingProxy(exported, rate_mbit=None, latency_ms=0) as proxy:
-        proxy.cut(r"/snapshot/.*\.zst$", after=500_000)
+        proxy.cut(r"/snapshot/snapshot-.*\.zst$", after=500_000)
         status, ready = boot(browser, proxy, STEP + "/")
         assert ready is not None, status
         snapshots = boot_snapshots(proxy, ready)
@@ -170,3 +185,22 @@ def test_a_compressed_snapshot_cut_halfway_is_fetched_again(
     assert len(snapshots) == 2, snapshots
     assert "snapshot" in status
     assert "was not used" in status
+
+
+def test_a_compressed_standard_library_cut_halfway_falls_back_to_the_file(
+    browser: Browser, exported: str
+) -> None:
+    with ShapingProxy(exported, rate_mbit=None, latency_ms=0) as proxy:
+        proxy.cut(r"/snapshot/python_stdlib-.*\.zst$", after=500_000)
+        status, ready = boot(browser, proxy, STEP + "/")
+        stdlib = [
+            e.path
+            for e in proxy.exchanges()
+            if e.path.startswith("/snapshot/python_stdlib-")
+            and (ready is None or e.started <= ready["readyAt"])
+        ]
+    assert ready is not None, status
+    assert ready["restored"] is True, status
+    assert [p.endswith(".zst") for p in stdlib] == [True, False], stdlib  # then the file itself
+    assert "was not used" in status
+    assert status.count("was not used") == 1  # said once

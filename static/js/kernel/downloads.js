@@ -20,19 +20,20 @@ import { prepareWheel, wheelsCover } from "./wheels.js";
  * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
  * download that breaks off (a dropped connection, a damaged compressed copy) is asked for once
  * more: the second answer may come from another source (twins.js falls back to the file).
+ * `get` fetches (the worker's `fetch`, unless a caller that wraps it passes the one it wraps).
  */
-export async function fetchBytes(url, what, tries = 2) {
+export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(href)) {
   const again = (error) => {
     const why = error?.message ?? error;
     if (tries <= 1) throw new Error(`${what} could not be fetched (${why})`);
     console.warn(`promptdojo: ${what} broke off (${why}); fetching it again`);
-    return fetchBytes(url, what, tries - 1);
+    return fetchBytes(url, what, tries - 1, get);
   };
   let response;
   try {
     // Where fetch is wrapped (twins.js, offline-copy.js), it reads the first bytes before it
     // answers: a connection that drops before a slow thread reads them rejects here.
-    response = await fetch(url);
+    response = await get(url);
   } catch (error) {
     return again(error);
   }

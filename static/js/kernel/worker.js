@@ -190,6 +190,28 @@ function compileCoreEarly(indexURL) {
   };
 }
 
+/**
+ * The standard library a snapshot was made with (kernel config `snapshot.stdlib`), fetched as
+ * soon as the worker starts and once more if it breaks off (a cut twin comes the second time as
+ * the file itself, twins.js). Pyodide's own request for it (`stdLibURL`) is answered with those
+ * bytes, so a bad link costs it nothing but time; `bytes` rejects with the reason if both fail.
+ * Null without a snapshot: Pyodide then fetches its own.
+ */
+function fetchStdlib(url) {
+  if (!url) return null;
+  const href = new URL(url, self.location.origin).href;
+  const fetchOthers = self.fetch;
+  const bytes = fetchBytes(href, "the standard library", 2, fetchOthers);
+  bytes.catch(() => {}); // the boot that awaits it fails with the reason
+  // Pyodide asks with a URL object; others with a string or a Request.
+  const asked = (input) => (input instanceof Request ? input.url : String(input));
+  self.fetch = (input, init) =>
+    new URL(asked(input), self.location.href).href === href
+      ? bytes.then((data) => new Response(data, { headers: { "content-type": "application/zip" } }))
+      : fetchOthers(input, init);
+  return { url: href, bytes };
+}
+
 /** @param {import("../shared/contract.js").KernelConfig} config */
 async function init(config, step) {
   outputCap = config.outputCap;
@@ -212,6 +234,7 @@ async function init(config, step) {
     loadZstd: zstdLoader(config),
     onFallBack: note,
   });
+  const stdlib = fetchStdlib(config.snapshot?.stdlib);
   compileCoreEarly(config.pyodideUrl);
   const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
   bundle.catch(() => {}); // the boot that awaits it fails with the reason
@@ -226,7 +249,14 @@ async function init(config, step) {
   try {
     const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
     return await bootCellRunner({
-      loadPyodide,
+      // Pyodide only logs a standard library it could not have: the boot fails with the reason.
+      loadPyodide: stdlib
+        ? async (options) => {
+            const pyodide = await loadPyodide(options);
+            await stdlib.bytes;
+            return pyodide;
+          }
+        : loadPyodide,
       indexURL: config.pyodideUrl,
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
       packages: config.packages,
@@ -238,9 +268,7 @@ async function init(config, step) {
       onPhase: phase,
       imports: config.imports?.[step] ?? [],
       // The snapshot restores against the standard library it was made with.
-      pyodideOptions: config.snapshot?.stdlib
-        ? { stdLibURL: new URL(config.snapshot.stdlib, self.location.origin).href }
-        : {},
+      pyodideOptions: stdlib ? { stdLibURL: stdlib.url } : {},
     });
   } finally {
     stopWatching();
