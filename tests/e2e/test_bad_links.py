@@ -128,6 +128,19 @@ def test_a_standard_library_download_cut_halfway_is_fetched_again(
     assert len(asked) == 2, asked
 
 
+def test_a_standard_library_that_never_comes_whole_fails_the_boot_saying_so(
+    browser: Browser, proxy: ShapingProxy
+) -> None:
+    """Pyodide only logs a standard library it could not fetch, and would go on without one:
+    the page says what is missing instead of becoming "ready" with a Python that cannot
+    import."""
+    proxy.cut(r"/snapshot/python_stdlib-", after=500_000, times=None)
+    status, ready = boot(browser, proxy)
+    assert ready is None, ready
+    assert status.startswith("error:"), status
+    assert "the standard library could not be fetched" in status, status
+
+
 def test_a_host_that_sends_the_big_files_compressed_without_saying_so(
     browser: Browser, proxy: ShapingProxy
 ) -> None:
