@@ -249,13 +249,10 @@ async function init(config, step) {
   try {
     const { loadPyodide } = await import(`${config.pyodideUrl}pyodide.mjs`);
     return await bootCellRunner({
-      // Pyodide only logs a standard library it could not have: the boot fails with the reason.
+      // Pyodide only logs a standard library it could not have, then fails on its own: the boot
+      // fails with the reason (the download's rejection comes first).
       loadPyodide: stdlib
-        ? async (options) => {
-            const pyodide = await loadPyodide(options);
-            await stdlib.bytes;
-            return pyodide;
-          }
+        ? async (options) => (await Promise.all([loadPyodide(options), stdlib.bytes]))[0]
         : loadPyodide,
       indexURL: config.pyodideUrl,
       packageBaseUrl: new URL(config.packagesUrl, self.location.origin).href,
