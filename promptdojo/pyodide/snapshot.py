@@ -50,8 +50,7 @@ _FILE = "snapshot.bin"
 #: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
 #: a file damaged on disk or on the way is never restored.
 _DIGEST = "snapshot.sha256"
-#: The standard library it was made with (stored members), and that file's SHA-256.
-_STDLIB_FILE = STDLIB
+#: The SHA-256 of the standard library it was made with (``STDLIB``, its members stored).
 _STDLIB_DIGEST = "python_stdlib.sha256"
 #: The compressed copies kept beside a snapshot, best first: (HTTP content coding, file suffix).
 #: The maker writes brotli and gzip; zstd is written here (Node 20 has no zstd). A browser that
@@ -96,6 +95,11 @@ class Snapshot:
         """The standard library's content-hashed name, as pages fetch it."""
         return stored_name(self.stdlib_sha256)
 
+    def served(self) -> dict[str, Path]:
+        """The files pages fetch, by their content-hashed names: the snapshot and its standard
+        library (each with its compressed copies, :meth:`encoded`)."""
+        return {self.filename: self.path, self.stdlib_filename: self.stdlib}
+
     def encoded(self, suffix: str, path: Path | None = None) -> Path:
         """The compressed copy with file suffix ``suffix`` (of :data:`COPIES`: ``zst``...) of
         the snapshot, or of ``path`` (its standard library)."""
@@ -130,7 +134,7 @@ class Snapshot:
     def describe(self) -> str:
         """One line for a build log: names and sizes."""
         parts = []
-        for path, filename in ((self.path, self.filename), (self.stdlib, self.stdlib_filename)):
+        for filename, path in self.served().items():
             part = f"{filename}: {path.stat().st_size / 1e6:.1f} MB"
             for name, suffix in COPIES:
                 if self.encoded(suffix, path).is_file():
@@ -169,7 +173,7 @@ def cached_snapshot(core: Path, bundle: LearnerBundle, cache_dir: Path) -> Snaps
         stdlib_digest = (folder / _STDLIB_DIGEST).read_text(encoding="ascii").strip()
     except OSError:
         return None
-    found = Snapshot(folder / _FILE, digest, folder / _STDLIB_FILE, stdlib_digest)
+    found = Snapshot(folder / _FILE, digest, folder / STDLIB, stdlib_digest)
     return found if found.path.is_file() and found.stdlib.is_file() else None
 
 
@@ -223,7 +227,7 @@ def _reason(stderr: str) -> str:
 def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Snapshot:
     """Run the Node maker into ``folder``, with the standard library stored there first; the
     snapshot's digest file, written last, marks it complete."""
-    stdlib = folder / _STDLIB_FILE
+    stdlib = folder / STDLIB
     try:
         store_stdlib(core / STDLIB, stdlib)
     except (OSError, zipfile.BadZipFile) as error:

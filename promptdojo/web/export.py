@@ -202,9 +202,8 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
         files[site.pyodide_url.lstrip("/") + name] = core / name
     files[f"{BUNDLE_URL}/{site.bundle.filename}".lstrip("/")] = site.bundle.data
     if site.snapshot is not None:
-        files[f"{SNAPSHOT_URL}/{site.snapshot.filename}".lstrip("/")] = site.snapshot.path
-        stdlib = f"{SNAPSHOT_URL}/{site.snapshot.stdlib_filename}".lstrip("/")
-        files[stdlib] = site.snapshot.stdlib
+        for name, path in site.snapshot.served().items():  # with its standard library
+            files[f"{SNAPSHOT_URL}/{name}".lstrip("/")] = path
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path
     for served in site.compiled.values():

@@ -89,8 +89,7 @@ def course_urls(site: Site) -> tuple[list[str], list[str]]:
     files += [urls.of(site.pyodide_url) + name for name in site.pyodide_files()]
     files.append(urls.of(f"{BUNDLE_URL}/{site.bundle.filename}"))
     if site.snapshot is not None:
-        files.append(urls.of(f"{SNAPSHOT_URL}/{site.snapshot.filename}"))
-        files.append(urls.of(f"{SNAPSHOT_URL}/{site.snapshot.stdlib_filename}"))
+        files += [urls.of(f"{SNAPSHOT_URL}/{name}") for name in site.snapshot.served()]
     files += [
         urls.of(f"{PACKAGES_URL}/{entry['file_name']}") for entry in site.packages.on_hand(packages)
     ]

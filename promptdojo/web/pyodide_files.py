@@ -37,16 +37,11 @@ async def memory_snapshot(request: Request, filename: str) -> Response:
     """The memory snapshot the worker restores, or the standard library it was made with, under
     its content hash, sent precompressed."""
     snapshot = site_of(request).snapshot
-    files = {}
-    if snapshot is not None:
-        files = {
-            snapshot.filename: (snapshot.path, "application/octet-stream"),
-            snapshot.stdlib_filename: (snapshot.stdlib, "application/zip"),
-        }
-    if filename not in files:
+    path = snapshot.served().get(filename) if snapshot is not None else None
+    if path is None:
         current = snapshot.filename if snapshot else "none (this server boots Python cold)"
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
-    path, media_type = files[filename]
+    media_type = "application/zip" if filename.endswith(".zip") else "application/octet-stream"
     accepted = request.headers.get("accept-encoding", "")
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
     for encoding, suffix in COPIES:

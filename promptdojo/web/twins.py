@@ -62,10 +62,7 @@ def export_twins(site: Site, cache_dir: Path) -> dict[str, Twin]:
     twins = {url: twin for url, path in files.items() if (twin := _twin(url, path, cache_dir))}
     snapshot = site.snapshot
     if snapshot is not None:  # the snapshot, and the standard library it was made with
-        for path, name in (
-            (snapshot.path, snapshot.filename),
-            (snapshot.stdlib, snapshot.stdlib_filename),
-        ):
+        for name, path in snapshot.served().items():
             if snapshot.encoded("zst", path).is_file():
                 url = f"{SNAPSHOT_URL}/{name}"
                 twins[url] = Twin(f"{url}.zst", "zstd", snapshot.encoded("zst", path))

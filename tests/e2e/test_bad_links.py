@@ -59,12 +59,15 @@ def boot(browser: Browser, proxy: ShapingProxy, step: str = STEP) -> tuple[str, 
         context.close()
 
 
-def boot_snapshots(proxy: ShapingProxy, ready: dict) -> list[str]:
-    """The snapshot requests the boot made: those sent before "ready"."""
+def boot_requests(
+    proxy: ShapingProxy, ready: dict, prefix: str = "/snapshot/snapshot-"
+) -> list[str]:
+    """The requests the boot made for paths starting with ``prefix`` (the snapshot's, unless
+    said): those sent before "ready"."""
     return [
         e.path
         for e in proxy.exchanges()
-        if e.path.startswith("/snapshot/snapshot-") and e.started <= ready["readyAt"]
+        if e.path.startswith(prefix) and e.started <= ready["readyAt"]
     ]
 
 
@@ -91,7 +94,7 @@ def test_a_damaged_compressed_snapshot_is_fetched_again(
     assert faulted(proxy), proxy.exchanges()
     assert ready is not None, status
     assert ready["restored"], ready
-    assert len(boot_snapshots(proxy, ready)) == 2
+    assert len(boot_requests(proxy, ready)) == 2
 
 
 def test_a_wasm_download_cut_halfway_still_ends_ready(
@@ -193,7 +196,7 @@ def test_a_compressed_snapshot_cut_halfway_is_fetched_again(
         proxy.cut(r"/snapshot/snapshot-.*\.zst$", after=500_000)
         status, ready = boot(browser, proxy, STEP + "/")
         assert ready is not None, status
-        snapshots = boot_snapshots(proxy, ready)
+        snapshots = boot_requests(proxy, ready)
     assert ready["restored"] is True, status  # no cold boot: the snapshot came the second time
     assert len(snapshots) == 2, snapshots
     assert "snapshot" in status
@@ -206,13 +209,8 @@ def test_a_compressed_standard_library_cut_halfway_falls_back_to_the_file(
     with ShapingProxy(exported, rate_mbit=None, latency_ms=0) as proxy:
         proxy.cut(r"/snapshot/python_stdlib-.*\.zst$", after=500_000)
         status, ready = boot(browser, proxy, STEP + "/")
-        stdlib = [
-            e.path
-            for e in proxy.exchanges()
-            if e.path.startswith("/snapshot/python_stdlib-")
-            and (ready is None or e.started <= ready["readyAt"])
-        ]
-    assert ready is not None, status
+        assert ready is not None, status
+        stdlib = boot_requests(proxy, ready, "/snapshot/python_stdlib-")
     assert ready["restored"] is True, status
     assert [p.endswith(".zst") for p in stdlib] == [True, False], stdlib  # then the file itself
     assert "was not used" in status

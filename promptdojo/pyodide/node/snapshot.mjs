@@ -1,9 +1,10 @@
 // Make a memory snapshot of a booted Pyodide: `node snapshot.mjs JOB`.
 //
 // JOB: {boot, pyodide, stdlib, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`
-// with the standard library `stdlib` (promptdojo.pyodide.stdlib), installs the learner bundle, imports the kernel and takes the snapshot; it is written to `out`
-// without its all-zero pages (static/js/kernel/snapshot-file.js),
-// with `out.br` and `out.gz` beside it (the server never compresses per request).
+// with the standard library `stdlib` (promptdojo.pyodide.stdlib), installs the learner bundle,
+// imports the kernel and takes the snapshot; it is written to `out` without its all-zero pages
+// (static/js/kernel/snapshot-file.js), with `out.br` and `out.gz` beside it (the server never
+// compresses per request).
 //
 // The same inputs give the same bytes: while the snapshot is made, the clocks and the entropy
 // source that the interpreter reads at start-up (hash secret, allocator and `random` seeds, file
@@ -43,7 +44,8 @@ async function main() {
   const { makeSnapshot, packSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
   fixStartupInputs();
   // The file pages fetch: the snapshot without its all-zero pages (static/js/kernel/snapshot-file.js).
-  const data = packSnapshot(await makeSnapshot({ loadPyodide, indexURL: core, stdLibURL: job.stdlib }, bundle));
+  const made = await makeSnapshot({ loadPyodide, indexURL: core, stdLibURL: job.stdlib }, bundle);
+  const data = packSnapshot(made);
   const br = brotliCompressSync(data, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 9,
