@@ -10,6 +10,7 @@ import typer
 from promptdojo.cli_options import (
     DEFAULT_CACHE,
     DEFAULT_COMPRESSED_CACHE,
+    DEFAULT_SNAPSHOT_CACHE,
     BaseUrl,
     Changed,
     CheckedPaths,
@@ -45,7 +46,6 @@ from promptdojo.cli_options import (
     Show,
     SnapshotCache,
 )
-from promptdojo.pyodide.snapshot import DEFAULT_SNAPSHOT_CACHE, SnapshotError
 
 app = typer.Typer(
     name="promptdojo",
@@ -252,6 +252,7 @@ def check(
     from promptdojo.checking.console import run_check
     from promptdojo.checking.scope import scope_or_exit
     from promptdojo.pyodide.release import Release, ReleaseError
+    from promptdojo.pyodide.snapshot import SnapshotError
 
     runtime = "pyodide" if pyodide or pyodide_dir else "cpython"
     paths = scope_or_exit(paths or [Path("lessons")], changed, shard, runtime, typer.echo)

@@ -14,6 +14,8 @@ from promptdojo.checking.scope import CHANGED_HELP, SHARD_HELP
 DEFAULT_CACHE = Path(".cache/pyodide-packages")
 #: Compressed copies of Pyodide's files, made once per file (promptdojo.pyodide.compressed).
 DEFAULT_COMPRESSED_CACHE = Path(".cache/compressed")
+#: Memory snapshots of the interpreter, one per core and bundle (promptdojo.pyodide.snapshot).
+DEFAULT_SNAPSHOT_CACHE = Path(".cache/snapshots")
 
 CompressedCache = Annotated[Path, typer.Option(help="Where compressed copies are kept.")]
 LessonsDirArgument = Annotated[

@@ -43,8 +43,6 @@ from promptdojo.pyodide.stdlib import STDLIB, store_stdlib, stored_name
 
 #: The Node script that makes a snapshot.
 MAKER = HERE / "snapshot.mjs"
-#: The default cache folder for snapshots (beside the package cache).
-DEFAULT_SNAPSHOT_CACHE = Path(".cache/snapshots")
 #: The name of the snapshot file inside its cache folder.
 _FILE = "snapshot.bin"
 #: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
