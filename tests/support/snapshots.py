@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from promptdojo.pyodide.bundle import build_bundle
+from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.snapshot import ensure_snapshot, snapshot_key
 from promptdojo.pyodide.stdlib import STDLIB, store_stdlib
 from tests.e2e.conftest import SNAPSHOTS
@@ -29,7 +30,7 @@ def plant(cache: Path, core: Path, data: bytes, *, digest: str | None = None) ->
     stdlib = folder / STDLIB
     if not stdlib.is_file():
         store_stdlib(core / STDLIB, stdlib)
-    (folder / "python_stdlib.sha256").write_text(hashlib.sha256(stdlib.read_bytes()).hexdigest())
+    (folder / "python_stdlib.sha256").write_text(sha256_of(stdlib))
     (folder / "snapshot.bin").write_bytes(data)
     (folder / "snapshot.bin.gz").write_bytes(gzip.compress(data, compresslevel=1))
     (folder / "snapshot.bin.br").unlink(missing_ok=True)
