@@ -40,11 +40,13 @@ if TYPE_CHECKING:
 
 
 class SnapshotRef(TypedDict):
-    """The memory snapshot a page restores: its URL and the SHA-256 it must have; and the URL of
+    """The memory snapshot a page restores: its URL, the SHA-256 it must have and its size in
+    bytes (the wheels' download starts once half of it has come, downloads.js); and the URL of
     the standard library it was made with, which Pyodide loads in place of its own."""
 
     url: str
     sha256: str
+    size: int
     stdlib: str
 
 
@@ -108,6 +110,7 @@ def kernel_config(
         snapshot=SnapshotRef(
             url=url(f"{SNAPSHOT_URL}/{snapshot.filename}"),
             sha256=snapshot.sha256,
+            size=snapshot.size,
             stdlib=url(f"{SNAPSHOT_URL}/{snapshot.stdlib_filename}"),
         )
         if snapshot is not None

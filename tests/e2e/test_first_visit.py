@@ -20,10 +20,19 @@ from tests.e2e.conftest import (
     wait_ready,
 )
 from tests.e2e.test_export import copy_lessons, export
+from tests.support.http_stream import Exchange
+from tests.support.shaping_proxy import ShapingProxy
 from tests.support.static_host import plain_server, requested
 
 STEP = "lessons/needs-numpy/1"
 OFFLINE_TIMEOUT_MS = 180_000
+#: The shaped link of the first visit from `serve`, in Mbit/s: about two seconds for its bytes.
+LINK_MBIT = 50
+
+
+def first_exchange(exchanges: list[Exchange], prefix: str) -> Exchange:
+    """The first request for a path starting with ``prefix``."""
+    return min((e for e in exchanges if e.path.startswith(prefix)), key=lambda e: e.started)
 
 
 def fetched(log: Path) -> Counter[str]:
@@ -153,14 +162,24 @@ def numpy_without_bytecode(browser: Browser, url: str) -> tuple[dict, str, str]:
     return detail, status, output
 
 
-def test_serve_sends_each_file_once(
+def test_serve_sends_each_file_once_and_the_wheels_after_half_the_snapshot(
     browser: Browser, numpy_release: object, fixture_lessons: Path, tmp_path: Path
 ) -> None:
     server = start_server(fixture_lessons, tmp_path, "--pyodide-dir", str(numpy_release.path))
     try:
-        detail = first_visit(browser, f"{server.url}/{STEP}")
+        # A link slow enough that the snapshot takes a while to come.
+        with ShapingProxy(server.url, rate_mbit=LINK_MBIT, latency_ms=0) as proxy:
+            detail = first_visit(browser, f"{proxy.url}/{STEP}")
+            exchanges = proxy.exchanges()
     finally:
         stop_server(server)
+    # The compiled wheel was asked for once half the snapshot had come (downloads.js), so that
+    # it arrives last and the restore overlaps it; here, with a margin, a quarter of its bytes.
+    snapshot = first_exchange(exchanges, "/snapshot/snapshot-")
+    wheel = first_exchange(exchanges, "/packages/compiled/")
+    before = snapshot.bytes_before(wheel.started)
+    assert before >= snapshot.wire_bytes / 4, (before, snapshot.wire_bytes)
+    assert wheel.finished > snapshot.finished
     assert detail["restored"] is True
     assert "numpy" in detail["importedAfterRestore"]
     # A typical cell ran once, unseen, numpy included, before "ready" (the first Run's compiling).

@@ -7,10 +7,12 @@ import { strToU8, zipSync } from "fflate";
 import {
   DOWNLOAD_WORKER_SILENT_MS,
   downloadWheel,
+  JOBS,
   fetchBytes,
   quietForCompiled,
   startDownloads,
   transferables,
+  WHEELS_AFTER_SNAPSHOT,
 } from "../../static/js/kernel/downloads.js";
 import { FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
@@ -182,7 +184,7 @@ test("an error status is not fetched again", async () => {
 // A download worker that never says a word (WebKit was seen to leave one hanging, and the boot
 // then waited for ever) has its job done in the kernel worker; one that says it has the job is
 // left to it, however long the job takes.
-async function withDownloadWorkers(body) {
+async function withDownloadWorkers(body, config = { snapshot: { url: "http://x/s.bin" } }) {
   const restore = savedGlobals(["Worker", "fetch"]);
   const real = console.warn;
   const asked = [];
@@ -192,9 +194,8 @@ async function withDownloadWorkers(body) {
   globalThis.fetch = async (url) => (asked.push(String(url)), new Response("gone", { status: 404 }));
   console.warn = (message) => warned.push(message);
   mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
-  const config = { downloadWorkerUrl: "download-worker.js", snapshot: { url: "http://x/s.bin" } };
   try {
-    await body(startDownloads(config), asked, warned);
+    await body(startDownloads({ downloadWorkerUrl: "download-worker.js", ...config }), asked, warned);
   } finally {
     mock.timers.reset();
     console.warn = real;
@@ -262,4 +263,84 @@ test("a late watch still gives up on a worker that says nothing in the second it
     await assert.rejects(downloads.snapshot, SNAPSHOT_GONE);
     assert.deepEqual(asked, ["http://x/s.bin"]);
   });
+});
+
+// The wheels' download starts once half the snapshot has come (or the snapshot's download has
+// ended, however it ended): the wheels then arrive last, and the restore runs while they come.
+const BOTH = {
+  snapshot: { url: "http://x/s.bin", size: 1000 },
+  packages: ["numpy"],
+  wheels: [{ name: "numpy", url: "http://x/numpy.whl" }],
+};
+const jobsGiven = (helper) => helper.messages.map((m) => m.name);
+
+test("the wheels' download worker gets its job once half the snapshot has come", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    const [snapshot, wheels] = FakeWorker.made;
+    assert.deepEqual([jobsGiven(snapshot), jobsGiven(wheels)], [["snapshot"], []]);
+    // Its watch starts with the job: waiting for the snapshot is not silence.
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS * 3);
+    await Promise.resolve();
+    assert.equal(wheels.terminated, false);
+    snapshot.say({ started: "snapshot" });
+    snapshot.say({ halfway: true });
+    await Promise.resolve();
+    assert.deepEqual(jobsGiven(wheels), ["wheels"]);
+    wheels.say({ started: "wheels" });
+    wheels.say({ name: "wheels", value: "prepared" });
+    snapshot.say({ name: "snapshot", value: "restored" });
+    assert.deepEqual([await downloads.snapshot, await downloads.wheels], ["restored", "prepared"]);
+    assert.equal(downloads.where(), "download worker");
+  }, BOTH);
+});
+
+test("a snapshot download that fails lets the wheels' download start", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    const [snapshot, wheels] = FakeWorker.made;
+    snapshot.say({ name: "snapshot", error: "the snapshot could not be fetched (HTTP 500)" });
+    await assert.rejects(downloads.snapshot, { message: /HTTP 500/ });
+    await Promise.resolve();
+    assert.deepEqual(jobsGiven(wheels), ["wheels"]);
+  }, BOTH);
+});
+
+test("without the snapshot's size, or without a snapshot, the wheels start at once", async () => {
+  const { size, ...unsized } = BOTH.snapshot;
+  for (const config of [{ ...BOTH, snapshot: unsized }, { ...BOTH, snapshot: null }]) {
+    FakeWorker.made = [];
+    await withDownloadWorkers(async () => {
+      const wheels = FakeWorker.made.at(-1);
+      assert.deepEqual(jobsGiven(wheels), ["wheels"]);
+    }, config);
+  }
+});
+
+test("the snapshot's job says halfway once, when half its bytes have been read", async () => {
+  const real = globalThis.fetch;
+  const events = [];
+  const pieces = [250, 250, 250, 250].map((n) => new Uint8Array(n));
+  globalThis.fetch = async () =>
+    new Response(
+      new ReadableStream({
+        pull(stream) {
+          const piece = pieces.shift();
+          if (!piece) return stream.close();
+          events.push(`piece ${piece.length}`);
+          stream.enqueue(piece);
+        },
+      }),
+    );
+  try {
+    const config = { snapshot: { url: "http://x/s.bin", sha256: "0".repeat(64), size: 1000 } };
+    const halfway = () => events.push("halfway");
+    // The bytes are no snapshot, so the check refuses them; what matters is when halfway came.
+    await assert.rejects(JOBS.snapshot.run(config, { halfway }));
+  } finally {
+    globalThis.fetch = real;
+  }
+  const at = events.indexOf("halfway");
+  assert.equal(events.filter((e) => e === "halfway").length, 1);
+  // Not before half the bytes were sent; before the last piece was (a stream reads one ahead).
+  assert.ok(at * 250 >= 1000 * WHEELS_AFTER_SNAPSHOT, events.join(", "));
+  assert.equal(events.at(-1), "piece 250", events.join(", "));
 });

@@ -46,6 +46,8 @@ def test_the_page_names_the_snapshot_and_it_is_served_immutable(
     assert snapshot == {
         "url": f"/snapshot/snapshot-{digest[:16]}.bin",
         "sha256": digest,
+        # Decoded bytes: the page counts them as they come (the wheels start halfway).
+        "size": len(DATA),
         "stdlib": f"/snapshot/python_stdlib-{stdlib[:16]}.zip",
     }
     # The worker asks for it as it starts; the page itself does not (test_pages.py).

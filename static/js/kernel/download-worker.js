@@ -27,7 +27,8 @@ self.onmessage = ({ data: { name, config } }) => {
     onFallBack: quietForCompiled(config, (note) => self.postMessage({ note })),
   });
   watchDownloads((entries) => self.postMessage({ entries }));
-  JOBS[name].run(config).then(
+  // The snapshot's job says when half of it has come (the wheels' download then starts).
+  JOBS[name].run(config, { halfway: () => self.postMessage({ halfway: true }) }).then(
     (value) => answer(name, value),
     (error) => self.postMessage({ name, error: String(error?.message ?? error) }),
   );

@@ -45,9 +45,41 @@ export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(hre
   }
 }
 
-/** The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason. */
-async function downloadSnapshot({ url, sha256 }) {
-  const bytes = await fetchBytes(url, "the snapshot");
+/**
+ * The share of the snapshot's bytes that has arrived when the wheels' download starts. Sharing
+ * the link from the start, the wheels (smaller) arrived first and the snapshot last, so the
+ * restore waited for the last byte. Started later, the wheels arrive last, and the restore runs
+ * while their last bytes arrive; the link stays full, as the snapshot's other half downloads.
+ */
+export const WHEELS_AFTER_SNAPSHOT = 0.5;
+
+/** `response`, with `onBytes(bytes so far)` called as each piece of its body is read. */
+function counted(response, onBytes) {
+  if (!response.ok || !response.body) return response;
+  let received = 0;
+  const counter = new TransformStream({
+    transform(piece, stream) {
+      received += piece.byteLength;
+      onBytes(received);
+      stream.enqueue(piece);
+    },
+  });
+  const { status, statusText, headers } = response;
+  return new Response(response.body.pipeThrough(counter), { status, statusText, headers });
+}
+
+/**
+ * The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason.
+ * `halfway()` is called once `WHEELS_AFTER_SNAPSHOT` of its `size` bytes have arrived.
+ */
+async function downloadSnapshot({ url, sha256, size }, halfway = () => {}) {
+  const onBytes = (received) => {
+    if (received < size * WHEELS_AFTER_SNAPSHOT) return;
+    halfway();
+    halfway = () => {};
+  };
+  const get = size ? (href) => fetch(href).then((r) => counted(r, onBytes)) : undefined;
+  const bytes = await fetchBytes(url, "the snapshot", 2, get);
   bootMark("snapshot-fetched");
   const snapshot = await checkedSnapshot(bytes, sha256);
   bootMark("snapshot-checked");
@@ -100,7 +132,7 @@ function downloadWheels(wheels) {
 export const JOBS = {
   snapshot: {
     wanted: (config) => Boolean(config.snapshot),
-    run: (config) => downloadSnapshot(config.snapshot),
+    run: (config, { halfway } = {}) => downloadSnapshot(config.snapshot, halfway),
   },
   wheels: {
     // Only wheels the boot will install (boot.js): else loadPackage installs the packages.
@@ -168,19 +200,22 @@ function startHelper(url, name) {
 /**
  * Run the job `name` in a download worker of its own (each job has its own thread: unpacking a
  * wheel does not hold up the snapshot's arrival), or here if that worker cannot start or fails.
- * Returns `{result, stop}`: the job's promise, and what ends the worker. `onEntries` gets the
- * worker's resource timings, `onFallBack` the reason the job ran here.
+ * The worker starts at once; the job waits for `gate` (a promise), if there is one. Returns
+ * `{result, stop}`: the job's promise, and what ends the worker. `onEntries` gets the worker's
+ * resource timings, `onNote` its notes, `onHalfway` the snapshot job's word that half of it has
+ * arrived (WHEELS_AFTER_SNAPSHOT); `onFallBack` the reason the job ran here.
  */
-function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
+function runInHelper(config, name, { onEntries, onNote, onHalfway }, onFallBack, gate) {
+  const events = { halfway: onHalfway };
   const { helper, why } = startHelper(config.downloadWorkerUrl, name);
   if (!helper) {
     onFallBack(why);
-    return { result: JOBS[name].run(config), stop() {} };
+    return { result: Promise.resolve(gate).then(() => JOBS[name].run(config, events)), stop() {} };
   }
   let settle = null; // until the job is answered, here or by the worker
   const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
   const silent = `the download worker said nothing for ${DOWNLOAD_WORKER_SILENT_MS / 1000} s`;
-  const heard = afterSilence(DOWNLOAD_WORKER_SILENT_MS, () => runHere(silent));
+  let heard = () => {}; // the watch on the worker, from when it is given the job
   const take = () => {
     heard();
     const pending = settle;
@@ -192,7 +227,9 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
     const pending = take();
     if (!pending) return;
     onFallBack(reason);
-    JOBS[name].run(config).then(pending.resolve, pending.reject);
+    Promise.resolve(gate)
+      .then(() => JOBS[name].run(config, events))
+      .then(pending.resolve, pending.reject);
   };
   helper.onerror = (event) => {
     event.preventDefault();
@@ -204,13 +241,20 @@ function runInHelper(config, name, { onEntries, onNote }, onFallBack) {
     if (data.started) return;
     if (data.entries) return onEntries(data.entries);
     if (data.note) return onNote(data.note);
+    if (data.halfway) return onHalfway();
     if ("retry" in data) return runHere(data.retry);
     const pending = take();
     if (!pending) return;
     if ("error" in data) pending.reject(new Error(data.error));
     else pending.resolve(data.value);
   };
-  helper.postMessage({ name, config });
+  const give = () => {
+    if (!settle) return; // done here already
+    heard = afterSilence(DOWNLOAD_WORKER_SILENT_MS, () => runHere(silent));
+    helper.postMessage({ name, config });
+  };
+  if (gate) gate.then(give);
+  else give();
   return {
     result,
     stop() {
@@ -241,9 +285,19 @@ export function startDownloads(config, onEntries = () => {}, onNote = console.wa
     }
     where = "kernel worker";
   };
-  const listeners = { onEntries, onNote };
-  const jobs = names.map((name) => [name, runInHelper(config, name, listeners, onFallBack)]);
+  // The wheels wait for half the snapshot (WHEELS_AFTER_SNAPSHOT), or for its end, however it
+  // ends; without the snapshot's size, or without a snapshot, they start at once.
+  let onHalfway = () => {};
+  const halfway = new Promise((resolve) => (onHalfway = resolve));
+  const gated = names.includes("snapshot") && config.snapshot?.size > 0;
+  const gates = { wheels: gated ? halfway : null };
+  const listeners = { onEntries, onNote, onHalfway };
+  const jobs = names.map((name) => [
+    name,
+    runInHelper(config, name, listeners, onFallBack, gates[name]),
+  ]);
   for (const [, { result }] of jobs) result.catch(() => {}); // the boot that awaits it reports it
+  jobs.find(([name]) => name === "snapshot")?.[1].result.finally(onHalfway).catch(() => {});
   return {
     ...Object.fromEntries(jobs.map(([name, { result }]) => [name, result])),
     where: () => where,

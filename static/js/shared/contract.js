@@ -24,8 +24,10 @@
  * @property {string} pyodideUrl  Pyodide's folder.
  * @property {string} packagesUrl  The package wheels' folder.
  * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
- * @property {{url: string, sha256: string, stdlib: string} | null} snapshot  The memory snapshot to
- *   restore, and the standard library Pyodide loads with it (promptdojo.pyodide.stdlib).
+ * @property {{url: string, sha256: string, size: number, stdlib: string} | null} snapshot  The
+ *   memory snapshot to restore (its size in bytes: the wheels' download starts once half of it
+ *   has come, downloads.js), and the standard library Pyodide loads with it
+ *   (promptdojo.pyodide.stdlib).
  * @property {string[]} packages  The lesson's packages (lesson.yaml).
  * @property {object[]} wheels  The wheels on hand for them, in install order.
  * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
@@ -111,8 +113,8 @@
  * then one of `value` (the job's result, its buffers moved, not copied), `error` (why it failed:
  * the boot reports it and falls back) or `retry` (the result could not be moved: the kernel
  * worker downloads it itself), with the job's `name`; or, unasked, `entries` (its resource
- * timings, `[url, transferSize]`, for the page's byte count) or `note` (a compressed copy it
- * could not use).
+ * timings, `[url, transferSize]`, for the page's byte count), `note` (a compressed copy it
+ * could not use) or `halfway` (half the snapshot has come: the wheels' download starts).
  *
  * @typedef {object} DownloadAnswer
  * @property {string} [started]
@@ -121,6 +123,7 @@
  * @property {string} [error]
  * @property {string} [retry]
  * @property {Array<[string, number]>} [entries]
+ * @property {boolean} [halfway]
  * @property {string} [note]
  */
 
