@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 class SnapshotRef(TypedDict):
     """The memory snapshot a page restores: its URL, the SHA-256 it must have and its size in
-    bytes (the wheels' download starts once half of it has come, downloads.js); and the URL of
+    bytes (the wheels' download starts once half of it has come, download-order.js); and the URL of
     the standard library it was made with, which Pyodide loads in place of its own."""
 
     url: str

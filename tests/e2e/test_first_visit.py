@@ -162,7 +162,7 @@ def numpy_without_bytecode(browser: Browser, url: str) -> tuple[dict, str, str]:
     return detail, status, output
 
 
-def test_serve_sends_each_file_once_and_the_wheels_after_half_the_snapshot(
+def test_serve_sends_each_file_once_and_the_big_ones_in_the_order_the_boot_needs(
     browser: Browser, numpy_release: object, fixture_lessons: Path, tmp_path: Path
 ) -> None:
     server = start_server(fixture_lessons, tmp_path, "--pyodide-dir", str(numpy_release.path))
@@ -180,6 +180,12 @@ def test_serve_sends_each_file_once_and_the_wheels_after_half_the_snapshot(
     before = snapshot.bytes_before(wheel.started)
     assert before >= snapshot.wire_bytes / 4, (before, snapshot.wire_bytes)
     assert wheel.finished > snapshot.finished
+    # The learner bundle once nine tenths of the wheel had come (here: half its bytes, a margin),
+    # so that numpy installs and imports while it comes.
+    bundle = first_exchange(exchanges, "/bundle/")
+    before = wheel.bytes_before(bundle.started)
+    assert before >= wheel.wire_bytes / 2, (before, wheel.wire_bytes)
+    assert bundle.finished > wheel.finished
     assert detail["restored"] is True
     assert "numpy" in detail["importedAfterRestore"]
     # A typical cell ran once, unseen, numpy included, before "ready" (the first Run's compiling).

@@ -12,8 +12,8 @@ import {
   quietForCompiled,
   startDownloads,
   transferables,
-  WHEELS_AFTER_SNAPSHOT,
 } from "../../static/js/kernel/downloads.js";
+import { WHEELS_AFTER_SNAPSHOT } from "../../static/js/kernel/download-order.js";
 import { FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
 // The smallest valid WebAssembly module: its magic and version.
@@ -283,7 +283,7 @@ test("the wheels' download worker gets its job once half the snapshot has come",
     await Promise.resolve();
     assert.equal(wheels.terminated, false);
     snapshot.say({ started: "snapshot" });
-    snapshot.say({ halfway: true });
+    snapshot.say({ event: "halfway" });
     await Promise.resolve();
     assert.deepEqual(jobsGiven(wheels), ["wheels"]);
     wheels.say({ started: "wheels" });
@@ -343,4 +343,85 @@ test("the snapshot's job says halfway once, when half its bytes have been read",
   // Not before half the bytes were sent; before the last piece was (a stream reads one ahead).
   assert.ok(at * 250 >= 1000 * WHEELS_AFTER_SNAPSHOT, events.join(", "));
   assert.equal(events.at(-1), "piece 250", events.join(", "));
+});
+
+// The learner bundle starts once nine tenths of the wheels have come (download-order.js), or once
+// the wheels' download has ended, however it ended; at once when there are no wheels to fetch.
+async function settled(promise) {
+  let done = false;
+  promise.then(() => (done = true));
+  for (let turn = 0; turn < 10; turn++) await Promise.resolve(); // its timers are mocked
+  return done;
+}
+
+test("what comes after the wheels waits until the wheels' job says they have nearly come", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    const [snapshot, wheels] = FakeWorker.made;
+    snapshot.say({ event: "halfway" });
+    await Promise.resolve();
+    assert.equal(await settled(downloads.afterWheels), false);
+    wheels.say({ event: "nearlyDone" });
+    assert.equal(await settled(downloads.afterWheels), true);
+  }, BOTH);
+});
+
+test("a wheels' download that fails lets what comes after it start", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    const [snapshot, wheels] = FakeWorker.made;
+    snapshot.say({ event: "halfway" });
+    await Promise.resolve();
+    wheels.say({ name: "wheels", error: "numpy.whl could not be fetched (HTTP 500)" });
+    await assert.rejects(downloads.wheels);
+    assert.equal(await settled(downloads.afterWheels), true);
+  }, BOTH);
+});
+
+test("without wheels to fetch, what comes after them starts at once", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    assert.equal(await settled(downloads.afterWheels), true);
+  }, { snapshot: BOTH.snapshot });
+});
+
+/** A fetch that answers `bytes` in four pieces, logging each piece it sends. */
+function inPieces(bytes, events) {
+  return async () => {
+    const quarter = Math.ceil(bytes.length / 4);
+    const pieces = [0, 1, 2, 3].map((i) => bytes.slice(i * quarter, (i + 1) * quarter));
+    return new Response(
+      new ReadableStream({
+        pull(stream) {
+          const piece = pieces.shift();
+          if (!piece) return stream.close();
+          events.push("piece");
+          stream.enqueue(piece);
+        },
+      }),
+    );
+  };
+}
+
+test("the wheels' job says nearlyDone once, when nine tenths of the archives have come", async () => {
+  const real = globalThis.fetch;
+  const events = [];
+  globalThis.fetch = inPieces(compiledWheel.bytes, events);
+  const sized = { ...config, compiled: { ...compiledWheel.entry, size: compiledWheel.bytes.length } };
+  try {
+    const nearlyDone = () => events.push("nearlyDone");
+    const [prepared] = await JOBS.wheels.run({ wheels: [sized] }, { nearlyDone });
+    assert.equal(prepared.bytecode, true);
+  } finally {
+    globalThis.fetch = real;
+  }
+  assert.equal(events.filter((e) => e === "nearlyDone").length, 1, events.join(", "));
+  assert.ok(events.indexOf("nearlyDone") >= 3, events.join(", ")); // after the fourth piece
+});
+
+test("a wheel without a compiled archive of known size lets what comes after start at once", async () => {
+  const answers = { [plainWheel.entry.url]: plainWheel.bytes };
+  await withFetch(answers, async () => {
+    const events = [];
+    const run = JOBS.wheels.run({ wheels: [config] }, { nearlyDone: () => events.push("now") });
+    assert.deepEqual(events, ["now"]); // before any byte: the archive's size is not known
+    await run;
+  });
 });

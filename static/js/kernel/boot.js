@@ -4,8 +4,9 @@
 // does the Pyodide-in-Node cell check. Keep it free of DOM and of Node APIs: whatever differs
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
 import { bootMark } from "../shared/protocol.js";
-import { installLibrary, LIBRARY_DIR } from "./library.js";
-import { installWheels, prepareWheels, unzipArchive, wheelsCover, writeArchive } from "./wheels.js";
+import { importAll, withImports } from "./imports.js";
+import { installLibrary, LIBRARY_PACKAGE } from "./library.js";
+import { installWheels, prepareWheels, unzipArchive, wheelsCover } from "./wheels.js";
 
 export { LIBRARY_DIR } from "./library.js";
 // The snapshot's maker, for the Node script that makes it (promptdojo/pyodide/node/snapshot.mjs).
@@ -28,10 +29,11 @@ function streamWriter(emit) {
 }
 
 /**
- * Run in a restored interpreter before anything else. The file system is not part of a memory
- * snapshot, so the bundle is written again (its modules already imported stay imported; `sys.path`
- * already holds its folder). `random`, if the snapshot imported it, holds the generator state
- * of the build: it is seeded again from the browser's `crypto`, as a cold boot would be.
+ * Run in a restored interpreter before anything else. `random`, if the snapshot imported it,
+ * holds the generator state of the build: it is seeded again from the browser's `crypto`, as a
+ * cold boot would be. The file system is not part of a memory snapshot: the learner bundle is
+ * written again later (`writeLibrary`); its modules already imported stay imported, and
+ * `sys.path` already holds its folder.
  */
 const AFTER_RESTORE = `
 import sys
@@ -45,14 +47,13 @@ export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
 export { escalateStop, GAVE_UP } from "../shared/stopper.js";
 
 /**
- * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be.
- * Pyodide awaits the promise itself, after it has started fetching its lock file and loader;
- * `library` is a promise of the unzipped learner bundle.
+ * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be,
+ * but for the learner bundle's files (`writeLibrary`). Pyodide awaits the promise itself, after
+ * it has started fetching its lock file and loader.
  */
-async function restore(loadPyodide, config, snapshot, library) {
+async function restore(loadPyodide, config, snapshot) {
   const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
   bootMark("restored");
-  writeArchive(pyodide.FS, LIBRARY_DIR, await library);
   pyodide.runPython(AFTER_RESTORE);
   bootMark("after-restore");
   return pyodide;
@@ -165,7 +166,8 @@ export async function bootCellRunner({
   const covered = wheelsCover(wheels, packages);
   const prepared = covered ? (preparedWheels ?? prepareWheels(wheels)) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
-  // Unzipped once, while the interpreter starts; written after the restore (or the cold boot).
+  // Unzipped once, as it comes; written after the cold boot, or once numpy is imported after a
+  // restore (writeLibrary).
   const library = Promise.resolve(bundle).then((bytes) =>
     unzipArchive(new Uint8Array(bytes), "the learner bundle"),
   );
@@ -181,18 +183,17 @@ export async function bootCellRunner({
     stderr: (line) => bootErrors.push(line),
   };
   if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
-  let pyodide = null;
-  let snapshotFailed = null;
+  let [pyodide, snapshotFailed] = [null, null];
   if (snapshot) {
     try {
-      pyodide = await restore(loadPyodide, config, snapshot, library);
+      pyodide = await restore(loadPyodide, config, snapshot);
     } catch (error) {
-      await library; // a damaged bundle fails the boot itself, with its own reason
       const why = String(error?.message ?? error).trim().split("\n").at(-1);
       snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
       onPhase("starting", { packages, snapshot: false, snapshotFailed });
     }
   }
+  const restored = Boolean(pyodide);
   pyodide ??= await coldBoot(loadPyodide, config, library);
   pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
   pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
@@ -201,10 +202,11 @@ export async function bootCellRunner({
   onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
   const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
   bootMark("installed");
-
   const missing = await loadMissing(pyodide, packages, bootErrors);
-  const runner = new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
-  const importedAfterRestore = runner.importModules(imports);
+  const newRunner = () => new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
+  // After a restore the bundle is written once numpy is in; a cold boot installed it already.
+  const written = restored ? library : null;
+  const { runner, importedAfterRestore } = await withImports(pyodide, written, imports, newRunner);
   bootMark("imported");
   const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
   bootMark("warmed-up");
@@ -231,7 +233,7 @@ export async function bootCellRunner({
  * archive was installed (downloads.js).
  */
 async function withBytecode(library, prepared, wheelsFailed) {
-  const names = (await library).names.some((name) => name.endsWith(".pyc")) ? ["promptdojo"] : [];
+  const names = (await library).names.some((name) => name.endsWith(".pyc")) ? [LIBRARY_PACKAGE] : [];
   if (wheelsFailed || !prepared) return names;
   const compiled = (await prepared).filter((wheel) => wheel.bytecode);
   return [...names, ...compiled.map((wheel) => wheel.name)];
@@ -365,20 +367,6 @@ export class CellRunner {
    * namespace; returns those that imported. One that fails is left for its cell to report.
    */
   importModules(names) {
-    const importlib = this.pyodide.pyimport("importlib");
-    const done = [];
-    try {
-      for (const name of names) {
-        try {
-          importlib.import_module(name)?.destroy?.();
-          done.push(name);
-        } catch {
-          // The cell that imports it shows the error, with its traceback.
-        }
-      }
-    } finally {
-      importlib.destroy?.();
-    }
-    return done;
+    return importAll(this.pyodide, names);
   }
 }

@@ -27,8 +27,10 @@ self.onmessage = ({ data: { name, config } }) => {
     onFallBack: quietForCompiled(config, (note) => self.postMessage({ note })),
   });
   watchDownloads((entries) => self.postMessage({ entries }));
-  // The snapshot's job says when half of it has come (the wheels' download then starts).
-  JOBS[name].run(config, { halfway: () => self.postMessage({ halfway: true }) }).then(
+  // What the job says of its progress, by name (download-order.js): half the snapshot has come,
+  // the wheels have nearly all come. The kernel worker starts the next download then.
+  const say = (event) => () => self.postMessage({ event });
+  JOBS[name].run(config, { halfway: say("halfway"), nearlyDone: say("nearlyDone") }).then(
     (value) => answer(name, value),
     (error) => self.postMessage({ name, error: String(error?.message ?? error) }),
   );

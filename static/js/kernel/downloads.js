@@ -14,6 +14,13 @@
 // course's offline copy first (offline-copy.js).
 import { bootMark } from "../shared/protocol.js";
 import { checkedSnapshot } from "./snapshot-file.js";
+import {
+  BUNDLE_AFTER_WHEELS,
+  countedGet,
+  signal,
+  WHEELS_AFTER_SNAPSHOT,
+  whenShare,
+} from "./download-order.js";
 import { prepareWheel, wheelsCover } from "./wheels.js";
 
 /**
@@ -46,40 +53,13 @@ export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(hre
 }
 
 /**
- * The share of the snapshot's bytes that has arrived when the wheels' download starts. Sharing
- * the link from the start, the wheels (smaller) arrived first and the snapshot last, so the
- * restore waited for the last byte. Started later, the wheels arrive last, and the restore runs
- * while their last bytes arrive; the link stays full, as the snapshot's other half downloads.
- */
-export const WHEELS_AFTER_SNAPSHOT = 0.5;
-
-/** `response`, with `onBytes(bytes so far)` called as each piece of its body is read. */
-function counted(response, onBytes) {
-  if (!response.ok || !response.body) return response;
-  let received = 0;
-  const counter = new TransformStream({
-    transform(piece, stream) {
-      received += piece.byteLength;
-      onBytes(received);
-      stream.enqueue(piece);
-    },
-  });
-  const { status, statusText, headers } = response;
-  return new Response(response.body.pipeThrough(counter), { status, statusText, headers });
-}
-
-/**
  * The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason.
- * `halfway()` is called once `WHEELS_AFTER_SNAPSHOT` of its `size` bytes have arrived.
+ * `halfway()` is called once `WHEELS_AFTER_SNAPSHOT` of its `size` bytes have come
+ * (download-order.js).
  */
 async function downloadSnapshot({ url, sha256, size }, halfway = () => {}) {
-  const onBytes = (received) => {
-    if (received < size * WHEELS_AFTER_SNAPSHOT) return;
-    halfway();
-    halfway = () => {};
-  };
-  const get = size ? (href) => fetch(href).then((r) => counted(r, onBytes)) : undefined;
-  const bytes = await fetchBytes(url, "the snapshot", 2, get);
+  const onBytes = whenShare(size, WHEELS_AFTER_SNAPSHOT, halfway);
+  const bytes = await fetchBytes(url, "the snapshot", 2, countedGet(onBytes));
   bootMark("snapshot-fetched");
   const snapshot = await checkedSnapshot(bytes, sha256);
   bootMark("snapshot-checked");
@@ -91,12 +71,13 @@ async function downloadSnapshot({ url, sha256, size }, halfway = () => {}) {
  * wheel's files with the bytecode of the modules a lesson loads, promptdojo.pyodide.bytecode)
  * where there is one, checked against its own SHA-256. An archive that cannot be fetched or
  * used only costs time: the wheel itself is prepared instead, and the console says why.
+ * `onBytes` hears how many of the archive's bytes have come (Infinity once it is given up).
  */
-export async function downloadWheel({ url, compiled, ...wheel }) {
+export async function downloadWheel({ url, compiled, ...wheel }, onBytes = () => {}) {
   if (compiled) {
     const { url: compiledUrl, file_name, sha256 } = compiled;
     try {
-      const bytes = fetchBytes(compiledUrl, file_name);
+      const bytes = fetchBytes(compiledUrl, file_name, 2, countedGet(onBytes));
       bytes.then(() => bootMark("compiled-fetched"), () => {});
       const ready = await prepareWheel({ ...wheel, file_name, sha256, bytes });
       bootMark("compiled-prepared");
@@ -106,6 +87,7 @@ export async function downloadWheel({ url, compiled, ...wheel }) {
       console.warn(`promptdojo: ${wheel.name} installs from its wheel, without bytecode (${why})`);
     }
   }
+  onBytes(Infinity); // what comes next (the learner bundle) waits no longer for this wheel
   return prepareWheel({ ...wheel, bytes: fetchBytes(url, wheel.file_name) });
 }
 
@@ -123,9 +105,21 @@ export function quietForCompiled(config, say) {
   };
 }
 
-/** The lesson's wheels (in install order), prepared for `installWheels`. */
-function downloadWheels(wheels) {
-  return Promise.all(wheels.map(downloadWheel));
+/**
+ * The lesson's wheels (in install order), prepared for `installWheels`. `nearlyDone()` is called
+ * once `BUNDLE_AFTER_WHEELS` of their compiled archives' bytes have come (download-order.js); at
+ * once if any wheel has no compiled archive of known size.
+ */
+function downloadWheels(wheels, nearlyDone = () => {}) {
+  const sizes = wheels.map((wheel) => wheel.compiled?.size ?? 0);
+  const total = sizes.every((size) => size > 0) ? sizes.reduce((a, b) => a + b, 0) : 0;
+  const onTotal = whenShare(total, BUNDLE_AFTER_WHEELS, nearlyDone);
+  const received = wheels.map(() => 0);
+  const onBytes = (i) => (bytes) => {
+    received[i] = bytes; // a download asked for again counts from zero
+    onTotal(received.reduce((a, b) => a + b, 0));
+  };
+  return Promise.all(wheels.map((wheel, i) => downloadWheel(wheel, onBytes(i))));
 }
 
 /** The downloads, by the name their result comes back under; each given the page's config. */
@@ -137,7 +131,7 @@ export const JOBS = {
   wheels: {
     // Only wheels the boot will install (boot.js): else loadPackage installs the packages.
     wanted: (config) => wheelsCover(config.wheels ?? [], config.packages ?? []),
-    run: (config) => downloadWheels(config.wheels),
+    run: (config, { nearlyDone } = {}) => downloadWheels(config.wheels, nearlyDone),
   },
 };
 
@@ -202,11 +196,10 @@ function startHelper(url, name) {
  * wheel does not hold up the snapshot's arrival), or here if that worker cannot start or fails.
  * The worker starts at once; the job waits for `gate` (a promise), if there is one. Returns
  * `{result, stop}`: the job's promise, and what ends the worker. `onEntries` gets the worker's
- * resource timings, `onNote` its notes, `onHalfway` the snapshot job's word that half of it has
- * arrived (WHEELS_AFTER_SNAPSHOT); `onFallBack` the reason the job ran here.
+ * resource timings, `onNote` its notes; `events` (by name: `halfway`, `nearlyDone`) what a job
+ * says of its progress (download-order.js); `onFallBack` the reason the job ran here.
  */
-function runInHelper(config, name, { onEntries, onNote, onHalfway }, onFallBack, gate) {
-  const events = { halfway: onHalfway };
+function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, gate) {
   const { helper, why } = startHelper(config.downloadWorkerUrl, name);
   if (!helper) {
     onFallBack(why);
@@ -241,7 +234,7 @@ function runInHelper(config, name, { onEntries, onNote, onHalfway }, onFallBack,
     if (data.started) return;
     if (data.entries) return onEntries(data.entries);
     if (data.note) return onNote(data.note);
-    if (data.halfway) return onHalfway();
+    if (data.event) return events[data.event]?.();
     if ("retry" in data) return runHere(data.retry);
     const pending = take();
     if (!pending) return;
@@ -267,8 +260,9 @@ function runInHelper(config, name, { onEntries, onNote, onHalfway }, onFallBack,
 /**
  * Start the downloads a boot needs (`config`: the page's kernel config), each in a download
  * worker (`config.downloadWorkerUrl`), or in this thread where that cannot start. Returns
- * `{snapshot, wheels, where(), stop()}`: a promise per job (undefined when there is nothing to
- * fetch; it rejects with the reason a download failed), where they ran ("download worker",
+ * `{snapshot, wheels, afterWheels, where(), stop()}`: a promise per job (undefined when there is
+ * nothing to fetch; it rejects with the reason a download failed), a promise that resolves once
+ * the wheels have nearly all come (download-order.js), where they ran ("download worker",
  * "kernel worker" once any of them had to run here, or null when nothing was to be downloaded),
  * and `stop()`, which ends the download workers once the boot no longer needs them. `onEntries`
  * gets the download workers' resource timings (`[url, transferSize]` pairs), which the page adds
@@ -285,21 +279,30 @@ export function startDownloads(config, onEntries = () => {}, onNote = console.wa
     }
     where = "kernel worker";
   };
-  // The wheels wait for half the snapshot (WHEELS_AFTER_SNAPSHOT), or for its end, however it
-  // ends; without the snapshot's size, or without a snapshot, they start at once.
-  let onHalfway = () => {};
-  const halfway = new Promise((resolve) => (onHalfway = resolve));
-  const gated = names.includes("snapshot") && config.snapshot?.size > 0;
-  const gates = { wheels: gated ? halfway : null };
-  const listeners = { onEntries, onNote, onHalfway };
+  // The order the downloads end in (download-order.js): the wheels start once half the snapshot
+  // has come (of a snapshot of known size), and what comes last (the learner bundle) once nearly
+  // all the wheels have; each also once the download before it has ended, however it ended, or
+  // at once without one.
+  const halfway = signal();
+  const nearlyDone = signal();
+  const events = { halfway: halfway.open, nearlyDone: nearlyDone.open };
+  const sized = config.snapshot?.size > 0 && names.includes("snapshot");
+  const gates = { wheels: sized ? halfway.opened : null };
+  const listeners = { onEntries, onNote, events };
   const jobs = names.map((name) => [
     name,
     runInHelper(config, name, listeners, onFallBack, gates[name]),
   ]);
-  for (const [, { result }] of jobs) result.catch(() => {}); // the boot that awaits it reports it
-  jobs.find(([name]) => name === "snapshot")?.[1].result.finally(onHalfway).catch(() => {});
+  const ended = { snapshot: halfway.open, wheels: nearlyDone.open };
+  for (const [name, { result }] of jobs) {
+    result.catch(() => {}); // the boot that awaits it reports it
+    result.finally(ended[name]).catch(() => {});
+  }
+  if (!names.includes("wheels")) nearlyDone.open();
   return {
     ...Object.fromEntries(jobs.map(([name, { result }]) => [name, result])),
+    // What may start once the wheels have nearly all come: the learner bundle (worker.js).
+    afterWheels: nearlyDone.opened,
     where: () => where,
     stop: () => jobs.forEach(([, job]) => job.stop()),
   };

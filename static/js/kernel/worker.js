@@ -236,11 +236,15 @@ async function init(config, step) {
   });
   const stdlib = fetchStdlib(config.snapshot?.stdlib);
   compileCoreEarly(config.pyodideUrl);
-  const bundle = fetchBytes(config.bundleUrl, "the learner bundle");
-  bundle.catch(() => {}); // the boot that awaits it fails with the reason
   // The snapshot and the wheels, from download workers: a failed snapshot means a cold boot,
   // failed wheels Pyodide's own loadPackage. "ready" says where they were downloaded.
   const downloads = startDownloads(config, onEntries, note);
+  // The learner bundle comes last (download-order.js): a restored boot needs it only for the
+  // learner library's imports, after numpy's (boot.js).
+  const bundle = downloads.afterWheels.then(() =>
+    fetchBytes(config.bundleUrl, "the learner bundle"),
+  );
+  bundle.catch(() => {}); // the boot that awaits it fails with the reason
   const phase = (name, detail = {}) => {
     if (name === "ready") detail = { ...detail, downloadedIn: downloads.where(), fellBack };
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });

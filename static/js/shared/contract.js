@@ -26,10 +26,11 @@
  * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
  * @property {{url: string, sha256: string, size: number, stdlib: string} | null} snapshot  The
  *   memory snapshot to restore (its size in bytes: the wheels' download starts once half of it
- *   has come, downloads.js), and the standard library Pyodide loads with it
+ *   has come, kernel/download-order.js), and the standard library Pyodide loads with it
  *   (promptdojo.pyodide.stdlib).
  * @property {string[]} packages  The lesson's packages (lesson.yaml).
- * @property {object[]} wheels  The wheels on hand for them, in install order.
+ * @property {object[]} wheels  The wheels on hand for them, in install order (each with its
+ *   compiled archive's `{url, file_name, sha256, size}` where there is one).
  * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
  * @property {Object<string, string[]>} imports  What each step's cells import, by step.
  * @property {string} lesson  The lesson's id.
@@ -114,7 +115,8 @@
  * the boot reports it and falls back) or `retry` (the result could not be moved: the kernel
  * worker downloads it itself), with the job's `name`; or, unasked, `entries` (its resource
  * timings, `[url, transferSize]`, for the page's byte count), `note` (a compressed copy it
- * could not use) or `halfway` (half the snapshot has come: the wheels' download starts).
+ * could not use) or `event` (its progress, kernel/download-order.js: "halfway", half the
+ * snapshot has come; "nearlyDone", nearly all the wheels have).
  *
  * @typedef {object} DownloadAnswer
  * @property {string} [started]
@@ -123,7 +125,7 @@
  * @property {string} [error]
  * @property {string} [retry]
  * @property {Array<[string, number]>} [entries]
- * @property {boolean} [halfway]
+ * @property {"halfway"|"nearlyDone"} [event]
  * @property {string} [note]
  */
 
