@@ -354,32 +354,40 @@ async function settled(promise) {
   return done;
 }
 
-test("what comes after the wheels waits until the wheels' job says they have nearly come", async () => {
+const WITH_BUNDLE = { ...BOTH, bundleUrl: "http://x/bundle.zip" };
+/** The download worker started for job `name`. */
+const helperFor = (name) => FakeWorker.made.find((w) => w.options.name.endsWith(`: ${name}`));
+
+test("the learner bundle's job is given once the wheels' job says they have nearly come", async () => {
   await withDownloadWorkers(async (downloads) => {
-    const [snapshot, wheels] = FakeWorker.made;
-    snapshot.say({ event: "halfway" });
-    await Promise.resolve();
-    assert.equal(await settled(downloads.afterWheels), false);
-    wheels.say({ event: "nearlyDone" });
-    assert.equal(await settled(downloads.afterWheels), true);
-  }, BOTH);
+    helperFor("snapshot").say({ event: "halfway" });
+    await settled(Promise.resolve());
+    assert.deepEqual(jobsGiven(helperFor("bundle")), []);
+    helperFor("wheels").say({ event: "nearlyDone" });
+    await settled(Promise.resolve());
+    assert.deepEqual(jobsGiven(helperFor("bundle")), ["bundle"]);
+    const library = { names: ["promptdojo/__init__.py"], files: {} };
+    helperFor("bundle").say({ name: "bundle", value: library });
+    assert.equal(await downloads.bundle, library);
+  }, WITH_BUNDLE);
 });
 
-test("a wheels' download that fails lets what comes after it start", async () => {
+test("a wheels' download that fails lets the learner bundle's start", async () => {
   await withDownloadWorkers(async (downloads) => {
-    const [snapshot, wheels] = FakeWorker.made;
-    snapshot.say({ event: "halfway" });
-    await Promise.resolve();
-    wheels.say({ name: "wheels", error: "numpy.whl could not be fetched (HTTP 500)" });
+    helperFor("snapshot").say({ event: "halfway" });
+    await settled(Promise.resolve());
+    helperFor("wheels").say({ name: "wheels", error: "numpy.whl could not be fetched (HTTP 500)" });
     await assert.rejects(downloads.wheels);
-    assert.equal(await settled(downloads.afterWheels), true);
-  }, BOTH);
+    await settled(Promise.resolve());
+    assert.deepEqual(jobsGiven(helperFor("bundle")), ["bundle"]);
+  }, WITH_BUNDLE);
 });
 
-test("without wheels to fetch, what comes after them starts at once", async () => {
-  await withDownloadWorkers(async (downloads) => {
-    assert.equal(await settled(downloads.afterWheels), true);
-  }, { snapshot: BOTH.snapshot });
+test("without wheels to fetch, the learner bundle's download starts at once", async () => {
+  await withDownloadWorkers(async () => {
+    await settled(Promise.resolve());
+    assert.deepEqual(jobsGiven(helperFor("bundle")), ["bundle"]);
+  }, { snapshot: BOTH.snapshot, bundleUrl: WITH_BUNDLE.bundleUrl });
 });
 
 /** A fetch that answers `bytes` in four pieces, logging each piece it sends. */

@@ -136,8 +136,9 @@ async function loadMissing(pyodide, packages, bootErrors) {
  *   (wheels.js); else, or if that fails, Pyodide's `loadPackage` installs the packages.
  * @param {Promise<object[]>} [options.prepared]  `wheels` already prepared elsewhere (the
  *   browser's download worker): `prepareWheels`' result. Then `wheels` need no `bytes`.
- * @param {ArrayBuffer|Uint8Array|Promise<ArrayBuffer>} options.bundle  The zipped learner library
- *   (a promise: the interpreter starts while it downloads).
+ * @param {ArrayBuffer|Uint8Array|Promise<ArrayBuffer>|Promise<object>} options.bundle  The zipped
+ *   learner library (a promise: the interpreter starts while it downloads), or a promise of it
+ *   unzipped (`unzipArchive`'s `{names, files}`: the browser's download worker unzips it).
  * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
@@ -168,8 +169,8 @@ export async function bootCellRunner({
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
   // Unzipped once, as it comes; written after the cold boot, or once numpy is imported after a
   // restore (writeLibrary).
-  const library = Promise.resolve(bundle).then((bytes) =>
-    unzipArchive(new Uint8Array(bytes), "the learner bundle"),
+  const library = Promise.resolve(bundle).then((data) =>
+    data?.names ? data : unzipArchive(new Uint8Array(data), "the learner bundle"),
   );
   library.catch(() => {}); // the boot that awaits it fails with the reason
   library.then(() => bootMark("library-unzipped"), () => {});

@@ -21,7 +21,7 @@ import {
   WHEELS_AFTER_SNAPSHOT,
   whenShare,
 } from "./download-order.js";
-import { prepareWheel, wheelsCover } from "./wheels.js";
+import { prepareWheel, unzipArchive, wheelsCover } from "./wheels.js";
 
 /**
  * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
@@ -122,6 +122,15 @@ function downloadWheels(wheels, nearlyDone = () => {}) {
   return Promise.all(wheels.map((wheel, i) => downloadWheel(wheel, onBytes(i))));
 }
 
+/**
+ * The learner bundle at `url`, unzipped: here rather than in the kernel worker, whose thread is
+ * busy importing numpy when the bundle comes (download-order.js). Rejects with the reason.
+ */
+async function downloadBundle(url) {
+  const bytes = await fetchBytes(url, "the learner bundle");
+  return unzipArchive(new Uint8Array(bytes), "the learner bundle");
+}
+
 /** The downloads, by the name their result comes back under; each given the page's config. */
 export const JOBS = {
   snapshot: {
@@ -132,6 +141,10 @@ export const JOBS = {
     // Only wheels the boot will install (boot.js): else loadPackage installs the packages.
     wanted: (config) => wheelsCover(config.wheels ?? [], config.packages ?? []),
     run: (config, { nearlyDone } = {}) => downloadWheels(config.wheels, nearlyDone),
+  },
+  bundle: {
+    wanted: (config) => Boolean(config.bundleUrl),
+    run: (config) => downloadBundle(config.bundleUrl),
   },
 };
 
@@ -260,9 +273,9 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
 /**
  * Start the downloads a boot needs (`config`: the page's kernel config), each in a download
  * worker (`config.downloadWorkerUrl`), or in this thread where that cannot start. Returns
- * `{snapshot, wheels, afterWheels, where(), stop()}`: a promise per job (undefined when there is
- * nothing to fetch; it rejects with the reason a download failed), a promise that resolves once
- * the wheels have nearly all come (download-order.js), where they ran ("download worker",
+ * `{snapshot, wheels, bundle, where(), stop()}`: a promise per job (undefined when there is
+ * nothing to fetch; it rejects with the reason a download failed; the bundle's is the learner
+ * bundle unzipped, for boot.js), where they ran ("download worker",
  * "kernel worker" once any of them had to run here, or null when nothing was to be downloaded),
  * and `stop()`, which ends the download workers once the boot no longer needs them. `onEntries`
  * gets the download workers' resource timings (`[url, transferSize]` pairs), which the page adds
@@ -280,14 +293,14 @@ export function startDownloads(config, onEntries = () => {}, onNote = console.wa
     where = "kernel worker";
   };
   // The order the downloads end in (download-order.js): the wheels start once half the snapshot
-  // has come (of a snapshot of known size), and what comes last (the learner bundle) once nearly
-  // all the wheels have; each also once the download before it has ended, however it ended, or
-  // at once without one.
+  // has come (of a snapshot of known size), and the learner bundle once nearly all the wheels
+  // have; each also once the download before it has ended, however it ended, or at once without
+  // one.
   const halfway = signal();
   const nearlyDone = signal();
   const events = { halfway: halfway.open, nearlyDone: nearlyDone.open };
   const sized = config.snapshot?.size > 0 && names.includes("snapshot");
-  const gates = { wheels: sized ? halfway.opened : null };
+  const gates = { wheels: sized ? halfway.opened : null, bundle: nearlyDone.opened };
   const listeners = { onEntries, onNote, events };
   const jobs = names.map((name) => [
     name,
@@ -301,8 +314,6 @@ export function startDownloads(config, onEntries = () => {}, onNote = console.wa
   if (!names.includes("wheels")) nearlyDone.open();
   return {
     ...Object.fromEntries(jobs.map(([name, { result }]) => [name, result])),
-    // What may start once the wheels have nearly all come: the learner bundle (worker.js).
-    afterWheels: nearlyDone.opened,
     where: () => where,
     stop: () => jobs.forEach(([, job]) => job.stop()),
   };

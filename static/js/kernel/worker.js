@@ -239,12 +239,6 @@ async function init(config, step) {
   // The snapshot and the wheels, from download workers: a failed snapshot means a cold boot,
   // failed wheels Pyodide's own loadPackage. "ready" says where they were downloaded.
   const downloads = startDownloads(config, onEntries, note);
-  // The learner bundle comes last (download-order.js): a restored boot needs it only for the
-  // learner library's imports, after numpy's (boot.js).
-  const bundle = downloads.afterWheels.then(() =>
-    fetchBytes(config.bundleUrl, "the learner bundle"),
-  );
-  bundle.catch(() => {}); // the boot that awaits it fails with the reason
   const phase = (name, detail = {}) => {
     if (name === "ready") detail = { ...detail, downloadedIn: downloads.where(), fellBack };
     self.postMessage({ type: FROM_WORKER.PHASE, phase: name, detail });
@@ -263,7 +257,9 @@ async function init(config, step) {
       packages: config.packages,
       wheels: config.wheels ?? [],
       prepared: downloads.wheels,
-      bundle,
+      // Unzipped by its download worker; it comes last (download-order.js): a restored boot
+      // needs it only for the learner library's imports, after numpy's (boot.js).
+      bundle: downloads.bundle,
       snapshot: downloads.snapshot,
       onStream,
       onPhase: phase,

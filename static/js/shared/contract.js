@@ -101,7 +101,7 @@
 
 /**
  * A kernel worker's request to its download worker (kernel/downloads.js, download-worker.js): one
- * job of `JOBS` by name ("snapshot", "wheels"), with the page's kernel config.
+ * job of `JOBS` by name ("snapshot", "wheels", "bundle"), with the page's kernel config.
  *
  * @typedef {object} DownloadJob
  * @property {string} name
