@@ -433,3 +433,16 @@ test("a wheel without a compiled archive of known size lets what comes after sta
     await run;
   });
 });
+
+test("a job still waiting for its gate when the boot stops the downloads is never given", async () => {
+  await withDownloadWorkers(async (downloads, asked) => {
+    downloads.stop();
+    helperFor("snapshot").say({ event: "halfway" });
+    helperFor("wheels").say({ event: "nearlyDone" });
+    await settled(Promise.resolve());
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS * 2);
+    await settled(Promise.resolve());
+    assert.deepEqual([jobsGiven(helperFor("wheels")), jobsGiven(helperFor("bundle"))], [[], []]);
+    assert.deepEqual(asked, []); // nothing fetched here in their place either
+  }, WITH_BUNDLE);
+});

@@ -234,7 +234,8 @@ export async function bootCellRunner({
  * archive was installed (downloads.js).
  */
 async function withBytecode(library, prepared, wheelsFailed) {
-  const names = (await library).names.some((name) => name.endsWith(".pyc")) ? [LIBRARY_PACKAGE] : [];
+  const compiledLibrary = (await library).names.some((name) => name.endsWith(".pyc"));
+  const names = compiledLibrary ? [LIBRARY_PACKAGE] : [];
   if (wheelsFailed || !prepared) return names;
   const compiled = (await prepared).filter((wheel) => wheel.bytecode);
   return [...names, ...compiled.map((wheel) => wheel.name)];

@@ -1,6 +1,7 @@
 // What the kernel worker needs from the network before Python can use it: the memory snapshot
-// (fetched, checked, its zero pages put back) and the lesson's wheels (fetched, checked, unpacked,
-// their libraries compiled).
+// (fetched, checked, its zero pages put back), the lesson's wheels (fetched, checked, unpacked,
+// their libraries compiled) and the learner bundle (fetched, unpacked), started in turns so that
+// on a slow link they end in the order the boot needs them (download-order.js).
 //
 // The work runs in a download worker of its own (download-worker.js), started by the kernel
 // worker. The kernel worker's thread is busy while these bytes arrive (starting Pyodide's loader,
@@ -265,6 +266,7 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
     result,
     stop() {
       heard();
+      settle = null; // a job still waiting for its gate is never given
       helper.terminate();
     },
   };

@@ -236,8 +236,9 @@ async function init(config, step) {
   });
   const stdlib = fetchStdlib(config.snapshot?.stdlib);
   compileCoreEarly(config.pyodideUrl);
-  // The snapshot and the wheels, from download workers: a failed snapshot means a cold boot,
-  // failed wheels Pyodide's own loadPackage. "ready" says where they were downloaded.
+  // The snapshot, the wheels and the learner bundle, from download workers: a failed snapshot
+  // means a cold boot, failed wheels Pyodide's own loadPackage. "ready" says where they were
+  // downloaded.
   const downloads = startDownloads(config, onEntries, note);
   const phase = (name, detail = {}) => {
     if (name === "ready") detail = { ...detail, downloadedIn: downloads.where(), fellBack };
