@@ -214,10 +214,12 @@ function startHelper(url, name) {
  * says of its progress (download-order.js); `onFallBack` the reason the job ran here.
  */
 function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, gate) {
+  // The job in this thread, once its gate is open.
+  const inThisThread = () => Promise.resolve(gate).then(() => JOBS[name].run(config, events));
   const { helper, why } = startHelper(config.downloadWorkerUrl, name);
   if (!helper) {
     onFallBack(why);
-    return { result: Promise.resolve(gate).then(() => JOBS[name].run(config, events)), stop() {} };
+    return { result: inThisThread(), stop() {} };
   }
   let settle = null; // until the job is answered, here or by the worker
   const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
@@ -234,9 +236,7 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
     const pending = take();
     if (!pending) return;
     onFallBack(reason);
-    Promise.resolve(gate)
-      .then(() => JOBS[name].run(config, events))
-      .then(pending.resolve, pending.reject);
+    inThisThread().then(pending.resolve, pending.reject);
   };
   helper.onerror = (event) => {
     event.preventDefault();
