@@ -156,6 +156,12 @@ def summarise(name: str, visits: dict[str, list[dict]]) -> dict:
             "ratio": round(ready_s / limit_s, 3),
             "edge_ms": round((EDGE_FACTOR * limit_s + EDGE_S) * 1000),
             "over_edge": round(ready_s / (EDGE_FACTOR * limit_s + EDGE_S), 3),
+            # Visits whose downloads were done in the kernel worker (a download worker silent
+            # for its whole patience, or one that could not start): on a slow link, a sign that
+            # the patience is too short.
+            "downloads_in_kernel_worker": sum(
+                v["detail"].get("downloadedIn") == "kernel worker" for v in runs
+            ),
         }
     print(f"{name}: {figures['bytes_before_ready']:,} B before ready", file=sys.stderr)
     return figures

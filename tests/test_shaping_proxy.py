@@ -184,6 +184,25 @@ def test_cut_closes_the_first_matching_response_after_n_bytes(origin: str) -> No
     assert log[1].complete
 
 
+def test_stall_sends_n_bytes_and_holds_the_connection_open(origin: str) -> None:
+    with ShapingProxy(origin, rate_mbit=None, latency_ms=0) as proxy:
+        proxy.stall(r"^/bytes/", after=40_000)
+        conn = connect(proxy)
+        conn.request("GET", "/bytes/100000")
+        response = conn.getresponse()
+        assert response.read(40_000) == body_of(100_000)[:40_000]
+        conn.sock.settimeout(1)
+        with pytest.raises(TimeoutError):  # neither a byte more nor the connection's end
+            conn.sock.recv(1)
+        conn.close()
+        assert get(connect(proxy), "/bytes/100000") == (200, body_of(100_000))
+        log = proxy.exchanges()
+    assert [e.faults for e in log] == [["stall"], []]
+    assert log[0].payload_bytes == 40_000
+    assert not log[0].complete
+    assert log[1].complete
+
+
 def test_corrupt_flips_bytes_in_the_middle_of_the_body(origin: str) -> None:
     with ShapingProxy(origin, rate_mbit=None, latency_ms=0) as proxy:
         proxy.corrupt(r"/chunked/", count=8)

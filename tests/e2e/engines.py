@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -48,6 +49,8 @@ FIREFOX_DRIVER = Path(__file__).with_name("firefox_driver.mjs")
 COMMAND_TIMEOUT_S = 60
 #: Seconds a condition of :func:`wait_for` may stay false (a cold boot on a busy machine).
 WAIT_TIMEOUT_S = 120
+#: Console messages a timed-out wait reports, the last ones.
+CONSOLE_LINES = 40
 
 #: Every engine the walk runs in, and what it needs from Debian (`.ci/run` installs them).
 ENGINES = {
@@ -153,7 +156,13 @@ class ChromiumEngine(_Steps):
         self._context = self._browser.new_context()
         self._page = self._context.new_page()
         self._page.set_default_timeout(COMMAND_TIMEOUT_S * 1000)
+        self._said: deque[str] = deque(maxlen=CONSOLE_LINES)
+        self._page.on("console", lambda m: self._said.append(f"{m.type}: {m.text}"))
         self.version = self._browser.version
+
+    def console(self) -> list[str]:
+        """The last console messages of the page and its workers."""
+        return list(self._said)
 
     def _navigate(self, what: str, call: Callable[[], Any]) -> None:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -194,7 +203,10 @@ class FirefoxEngine(_Steps):
     def __init__(self) -> None:
         self.name = "firefox"
         self._node = subprocess.Popen(
-            ["node", str(FIREFOX_DRIVER), str(FIREFOX), str(COMMAND_TIMEOUT_S + 5)],
+            [
+                *("node", str(FIREFOX_DRIVER), str(FIREFOX)),
+                *(str(COMMAND_TIMEOUT_S + 5), str(CONSOLE_LINES)),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -229,6 +241,10 @@ class FirefoxEngine(_Steps):
         self._node.stdin.write(json.dumps(command) + "\n")  # type: ignore[union-attr]
         self._node.stdin.flush()  # type: ignore[union-attr]
         return self._answer(what)["value"]
+
+    def console(self) -> list[str]:
+        """The last console messages of the page and its workers (the driver keeps them)."""
+        return self._send("reading the console", cmd="console")
 
     def goto(self, url: str) -> None:
         self._send(f"opening {url}", cmd="goto", url=url)
@@ -404,8 +420,16 @@ PAGE_STATE = """(() => ({
 
 
 def page_state(engine: Engine) -> str:
-    """The page's state as :data:`PAGE_STATE` says it, or why it could not be read."""
+    """The page's state as :data:`PAGE_STATE` says it, or why it could not be read; and the last
+    console messages of the page and its workers, where the engine's driver hears them."""
     try:
-        return json.dumps(engine.evaluate(PAGE_STATE))
+        state = json.dumps(engine.evaluate(PAGE_STATE))
     except Exception as error:  # a page that no longer answers says why
         return f"(unreadable: {error})"
+    console = getattr(engine, "console", None)
+    if console is None:
+        return state
+    try:
+        return f"{state}; the console: {json.dumps(console())}"
+    except Exception as error:
+        return f"{state}; the console: (unreadable: {error})"

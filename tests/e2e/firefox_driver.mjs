@@ -1,7 +1,7 @@
 // Drives Firefox over WebDriver BiDi with puppeteer-core, for the cross-engine walk
 // (tests/e2e/engines.py): one JSON command a line on stdin, one JSON answer a line on stdout.
 //   {"cmd": "goto", "url": ...}   {"cmd": "eval", "expression": ...}   {"cmd": "reload"}
-//   {"cmd": "newPage"}            {"cmd": "close"}
+//   {"cmd": "newPage"}            {"cmd": "console"}            {"cmd": "close"}
 // An expression that gives a promise is awaited. Answers are {"ok": true, "value"} or
 // {"ok": false, "error"}. The first line says {"ok": true, "version"} once the browser runs.
 import { createInterface } from "node:readline";
@@ -10,13 +10,24 @@ import puppeteer from "puppeteer-core";
 const executablePath = process.argv[2] ?? "/usr/bin/firefox-esr";
 // Milliseconds a navigation or an evaluation may take (above the page's own limit, below the Python side's).
 const timeout = Number(process.argv[3] ?? 65) * 1000;
+// How many of the last console messages "console" answers (engines.py's CONSOLE_LINES).
+const consoleLines = Number(process.argv[4] ?? 40);
 const browser = await puppeteer.launch({
   browser: "firefox",
   executablePath,
   headless: true,
   protocolTimeout: timeout,
 });
+// The last console messages of the page and its workers ("console" answers them): what a page
+// that never became ready said, for the walk's message.
+const said = [];
+const listen = (page) =>
+  page.on("console", (message) => {
+    said.push(`${message.type()}: ${message.text()}`);
+    if (said.length > consoleLines) said.shift();
+  });
 let page = await browser.newPage();
+listen(page);
 const say = (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`);
 say({ ok: true, version: await browser.version() });
 
@@ -27,8 +38,10 @@ const COMMANDS = {
   newPage: async () => {
     await page.close();
     page = await browser.newPage();
+    listen(page);
     return null;
   },
+  console: () => [...said],
 };
 
 for await (const line of createInterface({ input: process.stdin })) {

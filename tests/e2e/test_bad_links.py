@@ -1,6 +1,6 @@
-"""Bad links lose nothing: a download cut halfway, a damaged compressed file, a host that drops
-``Content-Encoding``. The page still becomes ready, restored from its snapshot, and says once
-what happened.
+"""Bad links lose nothing: a download cut halfway or stalled, a damaged compressed file, a host
+that drops ``Content-Encoding``. The page still becomes ready, restored from its snapshot, and
+says once what happened.
 
 Every byte between Chromium and the real server (``promptdojo serve``, or the export behind
 ``python -m http.server``) goes through the shaping proxy (tests/support/shaping_proxy.py), which
@@ -40,13 +40,21 @@ def boot(browser: Browser, proxy: ShapingProxy, step: str = STEP) -> tuple[str, 
     """Open the step through the proxy in a fresh context; the status line's phase and the
     "ready" detail (None unless ready)."""
     context = browser.new_context()
+    said: list[str] = []  # the page's and its workers' console, for a boot that never ends
     try:
         page = context.new_page()
+        page.on("console", lambda message: said.append(f"{message.type}: {message.text}"))
         page.goto(proxy.url + step)
         status = page.locator(".kernel-status")
-        expect(status).to_have_attribute(
-            "data-phase", re.compile("^(ready|error)$"), timeout=BOOT_TIMEOUT_MS
-        )
+        try:
+            expect(status).to_have_attribute(
+                "data-phase", re.compile("^(ready|error)$"), timeout=BOOT_TIMEOUT_MS
+            )
+        except AssertionError as error:
+            faults = [f"{e.path} {e.faults}" for e in proxy.exchanges() if e.faults]
+            raise AssertionError(
+                f"{error}\nfaults: {faults}\nthe console said:\n" + "\n".join(said)
+            ) from None
         phase = status.get_attribute("data-phase") or ""
         if phase != "ready":
             return f"{phase}: {status.inner_text()}", None
@@ -117,6 +125,20 @@ def test_a_snapshot_download_cut_halfway_is_fetched_again(
     assert ready["restored"], ready  # no cold boot
 
 
+def test_a_snapshot_download_that_stalls_halfway_is_fetched_again_by_the_kernel_worker(
+    browser: Browser, proxy: ShapingProxy
+) -> None:
+    """Its download worker stops saying that its job moves on: once its patience is over, the
+    kernel worker ends it and fetches the snapshot itself, and the page still restores it."""
+    proxy.stall(r"/snapshot/snapshot-", after=500_000)
+    status, ready = boot(browser, proxy)
+    assert [e.faults for e in proxy.exchanges() if e.faults] == [["stall"]]
+    assert ready is not None, status
+    assert ready["restored"], ready
+    assert ready["downloadedIn"] == "kernel worker", ready
+    assert len(boot_requests(proxy, ready)) == 2
+
+
 def test_a_standard_library_download_cut_halfway_is_fetched_again(
     browser: Browser, proxy: ShapingProxy
 ) -> None:
@@ -125,6 +147,20 @@ def test_a_standard_library_download_cut_halfway_is_fetched_again(
     proxy.cut(r"/snapshot/python_stdlib-", after=500_000)
     status, ready = boot(browser, proxy)
     assert faulted(proxy), proxy.exchanges()
+    assert ready is not None, status
+    assert ready["restored"], ready
+    asked = [e.path for e in proxy.exchanges() if e.path.startswith("/snapshot/python_stdlib-")]
+    assert len(asked) == 2, asked
+
+
+def test_a_standard_library_download_that_stalls_halfway_is_fetched_again(
+    browser: Browser, proxy: ShapingProxy
+) -> None:
+    """The kernel worker fetches it itself: once no byte of it has come for its patience, the
+    download counts as broken off, and it is asked for once more."""
+    proxy.stall(r"/snapshot/python_stdlib-", after=500_000)
+    status, ready = boot(browser, proxy)
+    assert [e.faults for e in proxy.exchanges() if e.faults] == [["stall"]]
     assert ready is not None, status
     assert ready["restored"], ready
     asked = [e.path for e in proxy.exchanges() if e.path.startswith("/snapshot/python_stdlib-")]

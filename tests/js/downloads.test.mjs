@@ -13,6 +13,7 @@ import {
   startDownloads,
   transferables,
 } from "../../static/js/kernel/downloads.js";
+import { STALLED_MS } from "../../static/js/kernel/patience.js";
 import { WHEELS_AFTER_SNAPSHOT } from "../../static/js/kernel/download-order.js";
 import { FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
@@ -167,6 +168,71 @@ for (const failure of ["fetch", "body"]) {
   });
 }
 
+// A body that stops coming (a stalled connection, which browsers never give up on by themselves)
+// counts as broken off once no byte of it has come for STALLED_MS: it is cancelled, and asked
+// for again. One that keeps coming, however slowly, is read to its end.
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+function trickle(pieces, everyMs, cancelled = []) {
+  return new ReadableStream({
+    pull: (stream) =>
+      new Promise((resolve) =>
+        setTimeout(() => {
+          const piece = pieces.shift();
+          if (piece === "stall") return; // never another byte
+          if (piece) stream.enqueue(new Uint8Array(piece));
+          else stream.close();
+          resolve();
+        }, everyMs),
+      ),
+    cancel: (why) => cancelled.push(why?.message),
+  });
+}
+
+test("a download whose body stalls is cancelled after STALLED_MS and fetched again", async () => {
+  const real = { fetch: globalThis.fetch, warn: console.warn };
+  const [asked, warned, cancelled] = [[], [], []];
+  const bodies = [trickle([[9], "stall"], 0, cancelled), trickle([[1, 2], [3]], 0)];
+  globalThis.fetch = async (url) => (asked.push(url), new Response(bodies.shift()));
+  console.warn = (message) => warned.push(message);
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  try {
+    const bytes = fetchBytes("http://x/snapshot/s.bin", "the snapshot");
+    for (let i = 0; i < 3; i += 1) (mock.timers.tick(0), await settle());
+    mock.timers.tick(STALLED_MS - 1);
+    await settle();
+    assert.deepEqual([asked.length, cancelled], [1, []]);
+    mock.timers.tick(1);
+    for (let i = 0; i < 5; i += 1) (await settle(), mock.timers.tick(0));
+    assert.deepEqual([...new Uint8Array(await bytes)], [1, 2, 3]);
+    assert.deepEqual(cancelled, ["no bytes came for 15 s"]);
+    assert.deepEqual(warned, [
+      "promptdojo: the snapshot broke off (no bytes came for 15 s); fetching it again",
+    ]);
+  } finally {
+    mock.timers.reset();
+    globalThis.fetch = real.fetch;
+    console.warn = real.warn;
+  }
+});
+
+test("a download whose body keeps coming, however slowly, is read to its end", async () => {
+  const real = globalThis.fetch;
+  let asked = 0;
+  const body = trickle([[1], [2], [3], [4]], STALLED_MS - 1);
+  globalThis.fetch = async () => ((asked += 1), new Response(body));
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  try {
+    const bytes = fetchBytes("http://x/snapshot/s.bin", "the snapshot");
+    for (let i = 0; i < 5; i += 1) (await settle(), mock.timers.tick(STALLED_MS - 1), await settle());
+    assert.deepEqual([...new Uint8Array(await bytes)], [1, 2, 3, 4]);
+    assert.equal(asked, 1);
+  } finally {
+    mock.timers.reset();
+    globalThis.fetch = real;
+  }
+});
+
 test("an error status is not fetched again", async () => {
   const real = globalThis.fetch;
   let asked = 0;
@@ -182,8 +248,8 @@ test("an error status is not fetched again", async () => {
 });
 
 // A download worker that never says a word (WebKit was seen to leave one hanging, and the boot
-// then waited for ever) has its job done in the kernel worker; one that says it has the job is
-// left to it, however long the job takes.
+// then waited for ever), or stops saying that its job moves on, has its job done in the kernel
+// worker; one that keeps saying so is left to it, however long the job takes.
 async function withDownloadWorkers(body, config = { snapshot: { url: "http://x/s.bin" } }) {
   const restore = savedGlobals(["Worker", "fetch"]);
   const real = console.warn;
@@ -223,17 +289,41 @@ test("a download worker silent for its whole patience has its job done here, sai
   });
 });
 
-test("a download worker that says it has the job keeps it, however long it takes", async () => {
+test("a download worker that says its job moves on keeps it, however long it takes", async () => {
   await withDownloadWorkers(async (downloads, asked, warned) => {
     const [helper] = FakeWorker.made;
     mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS / 2);
     helper.say({ started: "snapshot" });
-    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS * 10);
+    for (let second = 1; second <= 100; second += 1) {
+      mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS - 1);
+      helper.say({ progress: second === 1 ? 0 : second * 1000 }); // no bytes yet: a step ended
+    }
+    assert.equal(helper.terminated, false);
     helper.say({ name: "snapshot", value: "restored" });
     assert.equal(await downloads.snapshot, "restored");
     assert.equal(helper.terminated, false);
     assert.equal(downloads.where(), "download worker");
     assert.deepEqual([asked, warned], [[], []]);
+  });
+});
+
+test("a download worker whose job stops moving has it done here, however far it got", async () => {
+  await withDownloadWorkers(async (downloads, asked, warned) => {
+    const [helper] = FakeWorker.made;
+    helper.say({ started: "snapshot" });
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS / 2);
+    helper.say({ progress: 500_000 }); // then the download stalls
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS - 1);
+    assert.equal(helper.terminated, false);
+    mock.timers.tick(1);
+    assert.equal(helper.terminated, true);
+    await assert.rejects(downloads.snapshot, SNAPSHOT_GONE); // fetched here: the 404 of this test
+    assert.deepEqual(asked, ["http://x/s.bin"]);
+    assert.deepEqual(warned, [
+      "promptdojo: downloading in the kernel worker: the download worker said nothing for 10 s",
+    ]);
+    helper.say({ name: "snapshot", value: "too late" }); // a terminated worker's last word
+    await assert.rejects(downloads.snapshot, SNAPSHOT_GONE);
   });
 });
 
@@ -251,6 +341,21 @@ test("a watch that fires late (this thread was busy) hears a message waiting beh
   });
 });
 
+test("a watch that fires a fifth of a second late also hears what waits behind it", async () => {
+  await withDownloadWorkers(async (downloads) => {
+    const [helper] = FakeWorker.made;
+    helper.say({ started: "snapshot" });
+    mock.timers.setTime(DOWNLOAD_WORKER_SILENT_MS + 200); // numpy's import held the thread
+    mock.timers.tick(0);
+    assert.equal(helper.terminated, false);
+    helper.say({ progress: 1_000_000 }); // it had been waiting in the queue
+    mock.timers.tick(DOWNLOAD_WORKER_SILENT_MS - 1);
+    assert.equal(helper.terminated, false);
+    helper.say({ name: "snapshot", value: "restored" });
+    assert.equal(await downloads.snapshot, "restored");
+  });
+});
+
 test("a late watch still gives up on a worker that says nothing in the second it adds", async () => {
   await withDownloadWorkers(async (downloads, asked) => {
     const [helper] = FakeWorker.made;
@@ -262,6 +367,19 @@ test("a late watch still gives up on a worker that says nothing in the second it
     assert.equal(helper.terminated, true);
     await assert.rejects(downloads.snapshot, SNAPSHOT_GONE);
     assert.deepEqual(asked, ["http://x/s.bin"]);
+  });
+});
+
+test("a watch whose every timer fires late gives the queue one more second, not more", async () => {
+  await withDownloadWorkers(async () => {
+    const [helper] = FakeWorker.made;
+    helper.say({ started: "snapshot" });
+    mock.timers.setTime(DOWNLOAD_WORKER_SILENT_MS + 500);
+    mock.timers.tick(0);
+    assert.equal(helper.terminated, false);
+    mock.timers.setTime(DOWNLOAD_WORKER_SILENT_MS + 2000); // its second also fires late
+    mock.timers.tick(0);
+    assert.equal(helper.terminated, true);
   });
 });
 

@@ -111,10 +111,10 @@ class RequestStream:
 class Fault:
     """A change to the responses whose path matches ``pattern`` (a regular expression)."""
 
-    kind: str  # "cut", "corrupt" or "strip-encoding"
+    kind: str  # "cut", "stall", "corrupt" or "strip-encoding"
     pattern: str
     times: int | None  # how many matching responses it applies to (None: all)
-    after: int = 0  # cut: payload bytes sent before the connection closes
+    after: int = 0  # cut, stall: payload bytes sent before the connection closes or stalls
     at: int | None = None  # corrupt: first payload byte flipped (None: the middle)
     count: int = 16  # corrupt: how many bytes are flipped
 
@@ -131,7 +131,8 @@ class ResponseStream:
     """Cuts a server's byte stream into responses, matched in order to ``pending`` requests.
 
     :meth:`feed` returns the pieces to relay, each with the exchange it belongs to, and whether
-    the connection must be closed after them (a "cut" fault).
+    the connection must be closed after them (a "cut" fault), or relay nothing more while it
+    stays open (a "stall" fault: :attr:`stalled`).
     """
 
     def __init__(self, pending: deque[Exchange], faults: Callable[[], list[Fault]]) -> None:
@@ -142,6 +143,7 @@ class ResponseStream:
         self.remaining = 0
         self.exchange: Exchange | None = None
         self.active: list[Fault] = []
+        self.stalled = False
 
     def feed(self, data: bytes) -> tuple[list[tuple[Exchange | None, bytes]], bool]:
         self.buffer += data
@@ -279,10 +281,11 @@ class ResponseStream:
                     piece = piece[:lo] + flipped + piece[hi:]
                     if "corrupt" not in exchange.faults:
                         exchange.faults.append("corrupt")
-        cut = next((f for f in self.active if f.kind == "cut"), None)
-        if cut is not None and offset + len(piece) >= cut.after:
-            piece = piece[: max(cut.after - offset, 0)]
-            exchange.faults.append("cut")
+        stop = next((f for f in self.active if f.kind in ("cut", "stall")), None)
+        if stop is not None and offset + len(piece) >= stop.after:
+            piece = piece[: max(stop.after - offset, 0)]
+            exchange.faults.append(stop.kind)
+            self.stalled = stop.kind == "stall"
             self._framing(out, piece)
             exchange.payload_bytes += len(piece)
             return True

@@ -11,8 +11,10 @@ It follows HTTP/1.1 (keep-alive, pipelining) on each connection and records one
 :class:`~tests.support.http_stream.Exchange` per request: method, path, headers, status, bytes on
 the wire and when they were delivered. Faults for tests, each on the responses whose path matches
 a regular expression: :meth:`ShapingProxy.cut` closes the connection after N body bytes,
-:meth:`ShapingProxy.corrupt` flips body bytes, :meth:`ShapingProxy.strip_encoding` drops the
-``Content-Encoding`` header (the body stays as the server encoded it).
+:meth:`ShapingProxy.stall` sends nothing more after N body bytes and holds the connection open
+until the client closes it, :meth:`ShapingProxy.corrupt` flips body bytes,
+:meth:`ShapingProxy.strip_encoding` drops the ``Content-Encoding`` header (the body stays as the
+server encoded it).
 
 It runs its own event loop in a thread, so synchronous code (Playwright's sync API) can use it::
 
@@ -86,6 +88,11 @@ class ShapingProxy:
     def cut(self, pattern: str, after: int, times: int | None = 1) -> None:
         """Close the connection once ``after`` body bytes of a matching response are sent."""
         self._add(Fault("cut", pattern, times, after=after))
+
+    def stall(self, pattern: str, after: int, times: int | None = 1) -> None:
+        """Send nothing more of a matching response once ``after`` body bytes are sent, and hold
+        its connection open until the client closes it: a download that stalls."""
+        self._add(Fault("stall", pattern, times, after=after))
 
     def corrupt(
         self, pattern: str, at: int | None = None, count: int = 16, times: int | None = 1
@@ -191,6 +198,8 @@ class ShapingProxy:
         up = asyncio.ensure_future(self._upstream(client_r, server_w, requests))
         try:
             await self._downstream(server_r, client_w, responses)
+            if responses.stalled:
+                await up  # until the client closes the connection
         except (OSError, asyncio.CancelledError):
             pass
         finally:

@@ -22,13 +22,15 @@ import {
   WHEELS_AFTER_SNAPSHOT,
   whenShare,
 } from "./download-order.js";
+import { afterSilence, bodyBytes } from "./patience.js";
 import { prepareWheel, unzipArchive, wheelsCover } from "./wheels.js";
 
 /**
  * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
- * download that breaks off (a dropped connection, a damaged compressed copy) is asked for once
- * more: the second answer may come from another source (twins.js falls back to the file).
- * `get` fetches (the worker's `fetch`, unless a caller that wraps it passes the one it wraps).
+ * download that breaks off (a dropped connection, a damaged compressed copy, a body that stalls
+ * for `STALLED_MS`) is asked for once more: the second answer may come from another source
+ * (twins.js falls back to the file). `get` fetches (the worker's `fetch`, unless a caller that
+ * wraps it passes the one it wraps).
  */
 export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(href)) {
   const again = (error) => {
@@ -47,7 +49,7 @@ export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(hre
   }
   if (!response.ok) throw new Error(`${what} could not be fetched (HTTP ${response.status})`);
   try {
-    return await response.arrayBuffer();
+    return await bodyBytes(response);
   } catch (error) {
     return again(error);
   }
@@ -174,26 +176,13 @@ export function transferables(value, found = new Set()) {
 }
 
 /**
- * How long a download worker may stay silent before its job is done here instead: it says
- * `started` the moment its job reaches it, so this covers its script's arrival and start, which
- * WebKit was seen to leave hanging (the boot then waited for ever).
+ * How long a download worker may stay silent, once it is given its job, before the job is done
+ * here instead. It says `started` the moment the job reaches it, and then `progress` while the
+ * job moves on (its bytes arrive, a step of it ends; download-worker.js), so this covers its
+ * script's arrival and start, which WebKit was seen to leave hanging, and a job that stops
+ * moving halfway (a download that stalls): either way the boot waited for ever.
  */
 export const DOWNLOAD_WORKER_SILENT_MS = 10_000;
-
-/**
- * Call `onSilent()` after `ms`, unless the function returned is called first. This thread may be
- * busy for seconds (restoring the snapshot), and a message may then wait in its queue behind the
- * late timer: a timer that fires over a second late gives the queue another second first.
- */
-function afterSilence(ms, onSilent) {
-  let timer;
-  const wait = (ms) => {
-    const due = Date.now() + ms;
-    timer = setTimeout(() => (Date.now() - due > 1000 ? wait(1000) : onSilent()), ms);
-  };
-  wait(ms);
-  return () => clearTimeout(timer);
-}
 
 /** Start a download worker, or say why it cannot start. */
 function startHelper(url, name) {
@@ -224,7 +213,12 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
   let settle = null; // until the job is answered, here or by the worker
   const result = new Promise((resolve, reject) => (settle = { resolve, reject }));
   const silent = `the download worker said nothing for ${DOWNLOAD_WORKER_SILENT_MS / 1000} s`;
-  let heard = () => {}; // the watch on the worker, from when it is given the job
+  let heard = () => {}; // ends the watch on the worker, which starts when it is given the job
+  let given = false;
+  const watch = () => {
+    heard(); // each word from the worker starts its patience again
+    if (given && settle) heard = afterSilence(DOWNLOAD_WORKER_SILENT_MS, () => runHere(silent));
+  };
   const take = () => {
     heard();
     const pending = settle;
@@ -244,8 +238,8 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
   };
   helper.onmessageerror = () => runHere("its result could not be moved to the kernel worker");
   helper.onmessage = ({ data }) => {
-    heard();
-    if (data.started) return;
+    watch();
+    if (data.started || "progress" in data) return;
     if (data.entries) return onEntries(data.entries);
     if (data.note) return onNote(data.note);
     if (data.event) return events[data.event]?.();
@@ -257,7 +251,8 @@ function runInHelper(config, name, { onEntries, onNote, events }, onFallBack, ga
   };
   const give = () => {
     if (!settle) return; // done here already
-    heard = afterSilence(DOWNLOAD_WORKER_SILENT_MS, () => runHere(silent));
+    given = true;
+    watch();
     helper.postMessage({ name, config });
   };
   if (gate) gate.then(give);

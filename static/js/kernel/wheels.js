@@ -14,6 +14,7 @@
 // fails here leaves the package to `loadPackage` (boot.js).
 import { inflateSync, Unzip, unzipSync } from "fflate";
 import { checkedBytes } from "../shared/digest.js";
+import { bootMark } from "../shared/protocol.js";
 
 /** The records Pyodide's loader writes into a package's .dist-info folder. */
 const RECORDS = { INSTALLER: "pyodide.loadPackage", PYODIDE_SOURCE: "pyodide" };
@@ -191,8 +192,11 @@ export async function prepareWheel({ bytes, ...wheel }) {
   const distInfo = names.map((name) => name.split("/")[0]).find((top) => top.endsWith(".dist-info"));
   if (!distInfo) throw new Error(`${wheel.file_name} has no .dist-info folder`);
   const libraries = names.filter((name) => SHARED_LIBRARY.test(name));
-  // Compiled off the worker's thread, while the interpreter starts.
-  const modules = await Promise.all(libraries.map((name) => WebAssembly.compile(files[name])));
+  // Compiled off the worker's thread, while the interpreter starts. Each one compiled is a step
+  // of a download worker's job (download-worker.js says it moves on).
+  const compile = (name) =>
+    WebAssembly.compile(files[name]).then((module) => (bootMark("library-compiled"), module));
+  const modules = await Promise.all(libraries.map(compile));
   return { ...wheel, files, names, distInfo, libraries: libraries.map((n, i) => [n, modules[i]]) };
 }
 

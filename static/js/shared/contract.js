@@ -110,16 +110,19 @@
 
 /**
  * What a download worker says back: first `started` (the job's name, the moment the job reaches
- * it: a worker silent for `DOWNLOAD_WORKER_SILENT_MS` has its job done in the kernel worker);
- * then one of `value` (the job's result, its buffers moved, not copied), `error` (why it failed:
- * the boot reports it and falls back) or `retry` (the result could not be moved: the kernel
- * worker downloads it itself), with the job's `name`; or, unasked, `entries` (its resource
+ * it), then `progress` while the job moves on (the bytes its downloads have read so far, at most
+ * once a second): a worker silent for `DOWNLOAD_WORKER_SILENT_MS` once it has been given its job
+ * has the job done in the kernel worker; at last one of `value` (the job's result, its buffers
+ * moved, not copied), `error` (why it failed: the boot reports it and falls back) or `retry`
+ * (the result could not be moved: the kernel worker downloads it itself), with the job's
+ * `name`; or, unasked, `entries` (its resource
  * timings, `[url, transferSize]`, for the page's byte count), `note` (a compressed copy it
  * could not use) or `event` (its progress, kernel/download-order.js: "halfway", half the
  * snapshot has come; "nearlyDone", nearly all the wheels have).
  *
  * @typedef {object} DownloadAnswer
  * @property {string} [started]
+ * @property {number} [progress]
  * @property {string} [name]
  * @property {*} [value]
  * @property {string} [error]
