@@ -17,12 +17,26 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.conftest import ROOT
 from tests.e2e.conftest import BOOT_TIMEOUT_MS, COMPRESSED, READY, SNAPSHOTS, Server
 from tests.e2e.test_export import copy_lessons
 from tests.support.shaping_proxy import ShapingProxy
 from tests.support.static_host import plain_server
 
 STEP = "/lessons/hello/1"
+
+
+def _download_worker_silent_s() -> float:
+    """How long a download worker may say nothing before the kernel worker takes its job over,
+    read from the one place it is set."""
+    source = ROOT / "static/js/kernel/downloads.js"
+    found = re.search(r"DOWNLOAD_WORKER_SILENT_MS = ([\d_]+)", source.read_text())
+    if found is None:
+        raise RuntimeError(f"{source} no longer sets DOWNLOAD_WORKER_SILENT_MS")
+    return int(found[1]) / 1000
+
+
+DOWNLOAD_WORKER_SILENT_S = _download_worker_silent_s()
 
 
 @pytest.fixture
@@ -151,6 +165,22 @@ def test_a_standard_library_download_cut_halfway_is_fetched_again(
     assert ready["restored"], ready
     asked = [e.path for e in proxy.exchanges() if e.path.startswith("/snapshot/python_stdlib-")]
     assert len(asked) == 2, asked
+
+
+def test_a_slow_download_that_keeps_moving_stays_in_its_download_worker(
+    browser: Browser, server: Server
+) -> None:
+    """At 5 Mbit/s the snapshot takes longer than a download worker's patience: its bytes keep
+    coming, the worker says so, and the job is left to it (one request, no fall back)."""
+    with ShapingProxy(server.url, rate_mbit=5, latency_ms=40) as proxy:
+        status, ready = boot(browser, proxy)
+        assert ready is not None, status
+        snapshot = [e for e in proxy.exchanges() if e.path.startswith("/snapshot/snapshot-")]
+    assert ready["restored"], ready
+    assert ready["downloadedIn"] == "download worker", ready
+    assert len(snapshot) == 1, [e.path for e in snapshot]
+    took = snapshot[0].finished - snapshot[0].started
+    assert took > DOWNLOAD_WORKER_SILENT_S, f"the snapshot came in {took:.1f} s: not a slow link"
 
 
 def test_a_standard_library_download_that_stalls_halfway_is_fetched_again(

@@ -13,7 +13,7 @@ import {
   startDownloads,
   transferables,
 } from "../../static/js/kernel/downloads.js";
-import { STALLED_MS } from "../../static/js/kernel/patience.js";
+import { ANSWER_MS, STALLED_MS } from "../../static/js/kernel/patience.js";
 import { WHEELS_AFTER_SNAPSHOT } from "../../static/js/kernel/download-order.js";
 import { FakeWorker, savedGlobals } from "./fake_worker.mjs";
 
@@ -209,6 +209,37 @@ test("a download whose body stalls is cancelled after STALLED_MS and fetched aga
     assert.deepEqual(warned, [
       "promptdojo: the snapshot broke off (no bytes came for 15 s); fetching it again",
     ]);
+  } finally {
+    mock.timers.reset();
+    globalThis.fetch = real.fetch;
+    console.warn = real.warn;
+  }
+});
+
+test("a request with no answer for ANSWER_MS is asked for again, and its late answer dropped", async () => {
+  const real = { fetch: globalThis.fetch, warn: console.warn };
+  const [warned, cancelled] = [[], []];
+  let answerFirst;
+  const late = new Promise((resolve) => (answerFirst = resolve));
+  const answers = [late, Promise.resolve(new Response(new Uint8Array([4, 5])))];
+  globalThis.fetch = () => answers.shift();
+  console.warn = (message) => warned.push(message);
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  try {
+    const bytes = fetchBytes("http://x/snapshot/python_stdlib.zip", "the standard library");
+    await settle();
+    mock.timers.tick(ANSWER_MS - 1);
+    await settle();
+    assert.equal(answers.length, 1); // asked once so far
+    mock.timers.tick(1);
+    assert.deepEqual([...new Uint8Array(await bytes)], [4, 5]);
+    assert.equal(answers.length, 0);
+    assert.deepEqual(warned, [
+      "promptdojo: the standard library broke off (no answer came for 60 s); fetching it again",
+    ]);
+    answerFirst(new Response(new ReadableStream({ cancel: () => cancelled.push("first") })));
+    await settle();
+    assert.deepEqual(cancelled, ["first"]);
   } finally {
     mock.timers.reset();
     globalThis.fetch = real.fetch;

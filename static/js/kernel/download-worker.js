@@ -5,6 +5,7 @@
 // timings and its notes.
 import { counted } from "./download-order.js";
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
+import { ANSWER_MS } from "./patience.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
 import { withTwins, zstdLoader } from "../shared/twins.js";
 
@@ -23,17 +24,12 @@ function answer(name, value) {
  */
 const PROGRESS_EVERY_MS = 1000;
 /**
- * How long a request of the job may wait for its answer and still count as moving on: on a slow
- * link it may wait that long for a connection, behind the boot's other downloads. After that,
- * the kernel worker's patience runs out DOWNLOAD_WORKER_SILENT_MS later.
- */
-const ANSWER_PATIENCE_MS = 30_000;
-
-/**
  * Say `progress` (the bytes this worker's downloads have read so far) when the job moves on, at
  * most every PROGRESS_EVERY_MS: as the bytes of any of its downloads arrive, at each step of the
- * job (its `bootMark`s: a download checked, a library compiled), and while a request waits for
- * its answer (for ANSWER_PATIENCE_MS at most). Returns `fetchImpl` with its responses counted.
+ * job (its `bootMark`s: a download checked, a library compiled), while a library compiles (a
+ * compile always ends), and while a request waits for its answer (for ANSWER_MS at most: on a
+ * slow link it may wait its turn for a connection; fetchBytes then asks once more). Returns
+ * `fetchImpl` with its responses counted.
  */
 function sayProgress(fetchImpl) {
   let bytes = 0;
@@ -43,12 +39,20 @@ function sayProgress(fetchImpl) {
     saidAt = Date.now();
     self.postMessage({ progress: bytes });
   };
+  let compiling = 0; // libraries being compiled (wheels.js marks each start and end)
   if (typeof PerformanceObserver === "function") {
-    new PerformanceObserver(moved).observe({ type: "mark" });
+    new PerformanceObserver((list) => {
+      for (const { name } of list.getEntries()) {
+        if (name.endsWith(":library-compiling")) compiling += 1;
+        if (name.endsWith(":library-compiled")) compiling -= 1;
+      }
+      moved();
+    }).observe({ type: "mark" });
   }
   const asked = new Set(); // when each request still waiting for its answer was made
   setInterval(() => {
-    if ([...asked].some((at) => Date.now() - at.time < ANSWER_PATIENCE_MS)) moved();
+    const waiting = [...asked].some((at) => Date.now() - at.time < ANSWER_MS);
+    if (waiting || compiling > 0) moved();
   }, PROGRESS_EVERY_MS);
   return (input, init) => {
     const at = { time: Date.now() };

@@ -22,15 +22,15 @@ import {
   WHEELS_AFTER_SNAPSHOT,
   whenShare,
 } from "./download-order.js";
-import { afterSilence, bodyBytes } from "./patience.js";
+import { afterSilence, ANSWER_MS, bodyBytes, dropLate, within } from "./patience.js";
 import { prepareWheel, unzipArchive, wheelsCover } from "./wheels.js";
 
 /**
  * The bytes at `url`; rejects with "<what> could not be fetched (HTTP …)" on an error status. A
- * download that breaks off (a dropped connection, a damaged compressed copy, a body that stalls
- * for `STALLED_MS`) is asked for once more: the second answer may come from another source
- * (twins.js falls back to the file). `get` fetches (the worker's `fetch`, unless a caller that
- * wraps it passes the one it wraps).
+ * download that breaks off (a dropped connection, a damaged compressed copy, no answer for
+ * `ANSWER_MS`, a body that stalls for `STALLED_MS`; patience.js) is asked for once more: the
+ * second answer may come from another source (twins.js falls back to the file). `get` fetches
+ * (the worker's `fetch`, unless a caller that wraps it passes the one it wraps).
  */
 export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(href)) {
   const again = (error) => {
@@ -43,7 +43,8 @@ export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(hre
   try {
     // Where fetch is wrapped (twins.js, offline-copy.js), it reads the first bytes before it
     // answers: a connection that drops before a slow thread reads them rejects here.
-    response = await get(url);
+    const waited = `no answer came for ${ANSWER_MS / 1000} s`;
+    response = await within(get(url), ANSWER_MS, waited, dropLate);
   } catch (error) {
     return again(error);
   }
@@ -178,9 +179,10 @@ export function transferables(value, found = new Set()) {
 /**
  * How long a download worker may stay silent, once it is given its job, before the job is done
  * here instead. It says `started` the moment the job reaches it, and then `progress` while the
- * job moves on (its bytes arrive, a step of it ends; download-worker.js), so this covers its
- * script's arrival and start, which WebKit was seen to leave hanging, and a job that stops
- * moving halfway (a download that stalls): either way the boot waited for ever.
+ * job moves on (its bytes arrive, a step of it ends, a library compiles, a request waits for its
+ * answer; download-worker.js), so this covers its script's arrival and start, which WebKit was
+ * seen to leave hanging, and a job that stops moving halfway (a download that stalls once its
+ * bytes have begun): either way the boot waited for ever.
  */
 export const DOWNLOAD_WORKER_SILENT_MS = 10_000;
 

@@ -23,21 +23,38 @@ export function afterSilence(ms, onSilent) {
 }
 
 /**
- * How long a response's body may go without a byte before its download counts as broken off.
- * Only once its headers have come: a request may wait that long for a connection, behind the
- * boot's other downloads, on a slow link.
+ * How long a response's body may go without a byte before its download counts as broken off,
+ * once its answer has come.
  */
 export const STALLED_MS = 15_000;
+/**
+ * How long a request may wait for its answer (its headers and first bytes) before its download
+ * counts as broken off: longer, since on a slow link a request may wait its turn for a
+ * connection behind the boot's other downloads.
+ */
+export const ANSWER_MS = 60_000;
 
-/** `promise`, or a rejection with `why` if it has not settled after `ms` (`afterSilence`). */
-function within(promise, ms, why) {
+/**
+ * `promise`, or a rejection with `why` if it has not settled after `ms` (`afterSilence`); what
+ * it gives later goes to `late` (a response whose body is no longer wanted, say).
+ */
+export function within(promise, ms, why, late = () => {}) {
+  let waited = false;
   return new Promise((resolve, reject) => {
-    const stop = afterSilence(ms, () => reject(new Error(why)));
+    const stop = afterSilence(ms, () => {
+      waited = true;
+      reject(new Error(why));
+    });
     promise.then(
-      (value) => (stop(), resolve(value)),
+      (value) => (waited ? late(value) : (stop(), resolve(value))),
       (error) => (stop(), reject(error)),
     );
   });
+}
+
+/** Cancel the body of a response that came too late to be read. */
+export function dropLate(response) {
+  response?.body?.cancel?.().catch(() => {});
 }
 
 /**

@@ -192,10 +192,15 @@ export async function prepareWheel({ bytes, ...wheel }) {
   const distInfo = names.map((name) => name.split("/")[0]).find((top) => top.endsWith(".dist-info"));
   if (!distInfo) throw new Error(`${wheel.file_name} has no .dist-info folder`);
   const libraries = names.filter((name) => SHARED_LIBRARY.test(name));
-  // Compiled off the worker's thread, while the interpreter starts. Each one compiled is a step
-  // of a download worker's job (download-worker.js says it moves on).
-  const compile = (name) =>
-    WebAssembly.compile(files[name]).then((module) => (bootMark("library-compiled"), module));
+  // Compiled off the worker's thread, while the interpreter starts. A download worker's job moves
+  // on while one compiles (download-worker.js), however long it takes: each start and end is
+  // marked, the end also when the compile fails.
+  const compile = (name) => {
+    bootMark("library-compiling");
+    const done = WebAssembly.compile(files[name]);
+    done.finally(() => bootMark("library-compiled")).catch(() => {});
+    return done;
+  };
   const modules = await Promise.all(libraries.map(compile));
   return { ...wheel, files, names, distInfo, libraries: libraries.map((n, i) => [n, modules[i]]) };
 }
