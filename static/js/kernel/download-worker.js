@@ -5,8 +5,8 @@
 // timings and its notes.
 import { counted } from "./download-order.js";
 import { JOBS, quietForCompiled, transferables, watchDownloads } from "./downloads.js";
-import { ANSWER_MS } from "./patience.js";
 import { unchangingFiles, withOfflineCopy } from "./offline-copy.js";
+import { ANSWER_MS } from "./patience.js";
 import { withTwins, zstdLoader } from "../shared/twins.js";
 
 /** Answer the job `name` with its `value`, moved; or with `retry` if it cannot be moved. */

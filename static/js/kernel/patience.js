@@ -1,6 +1,7 @@
 // How long the boot waits for what has stopped moving: a download worker that says nothing
-// (downloads.js), a response whose body stalls (`bodyBytes`). Browsers give up on neither: a
-// stalled download held the boot for ever. Each wait allows for a thread that was busy.
+// (downloads.js), a request whose answer never comes (`within`, `ANSWER_MS`), a response whose
+// body stalls (`bodyBytes`). Browsers give up on none of them: a stalled download held the boot
+// for ever. Each wait allows for a thread that was busy.
 
 /** How late a silence watch's timer must fire to be taken for a sign of a busy thread. */
 const LATE_MS = 200;
