@@ -1,7 +1,7 @@
 """One first visit traced through the shaping proxy: where a boot's time goes on a real link.
 
     python bench/trace_boot.py [--hosts serve_release export_http_server] [--mbit 20]
-                               [--latency 40] [--trace-dir DIR]
+                               [--latency 40] [--return-visit] [--trace-dir DIR]
 
 For each host (as bench/shaped_link.py serves them: ``promptdojo serve --pyodide-dir`` with the
 Pyodide 0.29.0 release and its numpy, and that release's export behind ``python -m http.server``),
@@ -14,6 +14,12 @@ Chromium's tracing on. It prints, in milliseconds from asking for the page:
   of the page and its workers;
 * CPU: how long each of the browser's threads ran tasks before the last byte and between the last
   byte and "ready" (the tail that overlaps no download), with the longest tasks of the tail.
+
+``--return-visit`` traces a learner's return instead: the first visit untraced, until the course is
+kept offline ("Available offline"), then the step again in the same profile. Each visit also says
+how much WebAssembly the browser compiled: the functions compiled on their first call on the
+worker's thread, the optimizing compiler's time on background threads, and whether compiled code
+was read from, or written to, the cache entry of the core's wasm.
 
 ``--trace-dir`` keeps each host's Chromium trace (``<host>.json``, for chrome://tracing or
 Perfetto). Times depend on the machine's load: read them as a picture, not as a benchmark.
@@ -32,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from bench._common import ROOT
 from bench.browser import fresh_profile
@@ -123,12 +129,20 @@ def nested(events, offset, thread, begin, end) -> list[tuple[str, float]]:
     return sorted(found.items(), key=lambda kv: -kv[1])[:12]
 
 
-def visit(playwright, tmp: str, target: str, path: str, mbit: float, latency: float) -> dict:
+def visit(
+    playwright, tmp: str, target: str, path: str, mbit: float, latency: float, again: bool
+) -> dict:
     with ShapingProxy(target, rate_mbit=mbit, latency_ms=latency) as proxy:
         context = fresh_profile(playwright, tmp)
         try:
             page = context.pages[0] if context.pages else context.new_page()
             cdp = context.new_cdp_session(page)
+            if again:  # the first visit, untraced, until the course is kept offline
+                page.goto(proxy.url + path, wait_until="commit")
+                wait_ready(page)
+                offline = page.locator(".offline-status")
+                expect(offline).to_have_attribute("data-state", "ready", timeout=120_000)
+                page.goto("about:blank")
 
             def run() -> dict:
                 asked = time.time()
@@ -154,11 +168,26 @@ def visit(playwright, tmp: str, target: str, path: str, mbit: float, latency: fl
                 }
 
             result, events = record_trace(cdp, page, run)
-            result["exchanges"] = proxy.exchanges()
+            result["exchanges"] = [e for e in proxy.exchanges() if e.started >= result["asked"]]
             result["events"] = events
             return result
         finally:
             context.close()
+
+
+def wasm_compiling(events: list[dict]) -> str:
+    """What the browser compiled of WebAssembly in the trace, in one line."""
+    lazy = [e.get("dur", 0) for e in events if e.get("name") == "wasm.CompileLazy"]
+    top = sum(e.get("dur", 0) for e in events if e.get("name") == "wasm.TopTierCompilation")
+    names = {e.get("name") for e in events}
+    read = "v8.wasm.compileDigestForConsume" in names  # the cache entry's code, checked and used
+    written = "v8.wasm.cachedModule" in names
+    return (
+        f"WebAssembly: {len(lazy)} functions compiled on first call ({sum(lazy) / 1000:.0f} ms),"
+        f" {top / 1000:.0f} ms optimizing in the background; compiled code"
+        f" {'read from' if read else 'not read from'} the cache,"
+        f" {'written to it' if written else 'not written'}"
+    )
 
 
 def report(name: str, visit: dict) -> None:
@@ -166,7 +195,8 @@ def report(name: str, visit: dict) -> None:
     ms = lambda t: (t - asked) * 1000 if t else float("nan")  # noqa: E731
     exchanges = [e for e in visit["exchanges"] if e.started <= ready]
     # The last byte of the boot's files (a service worker's update check, a few bytes, is not).
-    last_byte = max((e.finished or e.started) for e in exchanges if e.wire_bytes > 20_000)
+    big = [(e.finished or e.started) for e in exchanges if e.wire_bytes > 20_000]
+    last_byte = max(big, default=asked)  # a return visit may download nothing big
     total = sum(e.bytes_before(ready) for e in exchanges)
     print(f"\n== {name}: ready {ms(ready):.0f} ms, {total:,} B before ready")
     print(
@@ -188,6 +218,7 @@ def report(name: str, visit: dict) -> None:
         )
     )
     events = visit["events"]
+    print("   " + wasm_compiling(events))
     offset = clock_offset(events, visit["marks"])
     if offset is None:
         print("   (no trace clock: pd:ready not in the trace)")
@@ -225,6 +256,7 @@ def main() -> None:
     parser.add_argument("--hosts", nargs="+", default=["serve_release", "export_http_server"])
     parser.add_argument("--mbit", type=float, default=20.0)
     parser.add_argument("--latency", type=float, default=40.0)
+    parser.add_argument("--return-visit", action="store_true")
     parser.add_argument("--trace-dir", type=Path)
     args = parser.parse_args()
     from tests.support.numpy_release import build
@@ -246,8 +278,8 @@ def main() -> None:
             site = export_site(tmp, release)
             targets["export_http_server"] = (stack.enter_context(plain_server(site)), LESSON + "/")
         for host, (target, path) in targets.items():
-            one = visit(playwright, name, target, path, args.mbit, args.latency)
-            report(host, one)
+            one = visit(playwright, name, target, path, args.mbit, args.latency, args.return_visit)
+            report(f"{host}, return visit" if args.return_visit else host, one)
             if args.trace_dir:
                 args.trace_dir.mkdir(parents=True, exist_ok=True)
                 (args.trace_dir / f"{host}.json").write_text(json.dumps(one["events"]))

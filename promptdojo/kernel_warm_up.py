@@ -1,5 +1,6 @@
-"""The cell the kernel runs once, unseen, before the page says "ready" (``Kernel.warm_up``), and
-the learner library's own warm-ups, run once the kernel is idle after it
+"""What the kernel does before the page says "ready", so that the learner's first Run does not:
+the step's modules imported (``import_modules``), a cell run once, unseen (``Kernel.warm_up``);
+and the learner library's own warm-ups, run once the kernel is idle after it
 (``Kernel.warm_up_modules``).
 
 In the browser, WebAssembly compiles each function of the interpreter (and of numpy) on its first
@@ -10,6 +11,7 @@ lesson's first moves that cost off the learner's first Run.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import sys
 from collections.abc import Iterable, Iterator
@@ -50,6 +52,23 @@ grid
 
 #: The modules whose warm-up has run in this interpreter: each runs once.
 _WARMED: set[str] = set()
+
+
+def import_modules(names: Iterable[str]) -> list[str]:
+    """Import each of ``names`` into the interpreter, not into any cell's namespace, in order;
+    returns those that imported. One that fails is left for the cell that imports it to report,
+    with its traceback. Its error ends here, in Python: carried out to JavaScript, each one cost
+    some milliseconds of formatting (a page without numpy has several: numpy and every module
+    of the learner library that needs it).
+    """
+    done: list[str] = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the cell that imports it shows whatever it is
+            continue
+        done.append(name)
+    return done
 
 
 def warm_up_modules(names: Iterable[str]) -> list[str]:

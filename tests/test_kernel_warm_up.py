@@ -13,7 +13,7 @@ import pytest
 import promptdojo.tinylm
 from promptdojo import kernel_warm_up
 from promptdojo.kernel import Kernel
-from promptdojo.kernel_warm_up import HOOK, warm_up_modules
+from promptdojo.kernel_warm_up import HOOK, import_modules, warm_up_modules
 
 
 @pytest.fixture(autouse=True)
@@ -79,3 +79,13 @@ def test_a_warm_up_that_fails_is_skipped_and_the_others_still_run(
     assert warm_up_modules(names) == ["good_lib"]
     assert warm_up_modules(names) == []  # each runs once, the failed one too
     assert ran == ["good"]
+
+
+def test_the_imports_before_ready_keep_those_that_import_and_leave_out_those_that_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "promptdojo_broken_for_test", None)  # importing it raises
+    names = ["json", "promptdojo_broken_for_test", "promptdojo_no_such_module", "promptdojo.ui"]
+    assert import_modules(names) == ["json", "promptdojo.ui"]
+    assert "promptdojo_no_such_module" not in sys.modules
+    assert import_modules([]) == []

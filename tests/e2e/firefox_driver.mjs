@@ -31,8 +31,40 @@ listen(page);
 const say = (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`);
 say({ ok: true, version: await browser.version() });
 
+/**
+ * Wait until the page is the document its own reload loaded, its DOM read: a page of the export
+ * behind a host without headers stops loading and reloads itself once its service worker is in
+ * control (templates/_isolation.js), and Firefox (140) reports the navigation it stopped as
+ * NS_BINDING_ABORTED, where Chromium and WebKit wait for the reloaded page.
+ */
+async function reloaded() {
+  const until = Date.now() + timeout;
+  const check = `performance.getEntriesByType("navigation")[0]?.type === "reload"
+    && document.readyState !== "loading"`;
+  for (;;) {
+    try {
+      if (await page.evaluate(check)) return null;
+    } catch {
+      // between the two documents
+    }
+    if (Date.now() > until) throw new Error(`the page did not reload itself within ${timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Open `url`, its DOM read; through the reload a page asks for itself (`reloaded`). */
+async function open(url) {
+  try {
+    await page.goto(url, { waitUntil: "domcontentloaded", timeout });
+    return null;
+  } catch (error) {
+    if (!String(error?.message).includes("NS_BINDING_ABORTED")) throw error;
+    return reloaded();
+  }
+}
+
 const COMMANDS = {
-  goto: ({ url }) => page.goto(url, { waitUntil: "domcontentloaded", timeout }).then(() => null),
+  goto: ({ url }) => open(url),
   reload: () => page.reload({ waitUntil: "domcontentloaded", timeout }).then(() => null),
   eval: ({ expression }) => page.evaluate(expression),
   newPage: async () => {

@@ -17,15 +17,18 @@ from tests.e2e.conftest import (
     stop_server,
     wait_ready,
 )
+from tests.support.static_host import requested
 
 #: The files a boot reads from the offline copy on a return visit, by a part of their URL.
 BIG_FILES = (
     "/snapshot/",
     "/bundle/",
-    "pyodide.asm.wasm",
     "/snapshot/python_stdlib-",  # the standard library the snapshot was made with
     "pyodide-lock.json",
 )
+#: The core's WebAssembly, which the browser fetches itself on every visit: its HTTP cache
+#: answers, and keeps the compiled code (offline-rules.js, ``keepsCompiledCode``).
+CORE_WASM = "pyodide.asm.wasm"
 
 
 def test_the_served_course_keeps_working_when_the_server_goes_down(
@@ -57,11 +60,12 @@ def test_the_served_course_keeps_working_when_the_server_goes_down(
 def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
     browser: Browser, fixture_lessons: Path, tmp_path: Path
 ) -> None:
-    """Once the course is saved for offline use, the workers read Pyodide, the snapshot, the
-    bundle and the lock file straight from the browser's cache: no request for them reaches the
-    network or crosses the service worker, and the interpreter is still restored from the
-    snapshot. A cell's own request, even for a page the cache holds, still goes through the
-    service worker (pages come from the network first)."""
+    """Once the course is saved for offline use, the workers read the snapshot, the standard
+    library, the bundle and the lock file straight from the browser's cache: no request for them
+    reaches the network or crosses the service worker, and the interpreter is still restored from
+    the snapshot. The core's WebAssembly comes from the HTTP cache, which keeps its compiled code:
+    the server is not asked for it again. A cell's own request, even for a page the cache holds,
+    still goes through the service worker (pages come from the network first)."""
     server = start_server(fixture_lessons, tmp_path)
     context = browser.new_context()
     try:
@@ -71,7 +75,7 @@ def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
         page.goto(f"{server.url}/lessons/hello/1")
         wait_ready(page)
         # The first visit asks for each of them: the check below can see such a request.
-        assert all(any(part in url for url in first) for part in BIG_FILES), first
+        assert all(any(part in url for url in first) for part in (*BIG_FILES, CORE_WASM)), first
         expect(page.locator(".offline-status")).to_have_attribute(
             "data-state", "ready", timeout=120_000
         )
@@ -82,6 +86,10 @@ def test_a_return_visit_reads_the_big_files_from_the_offline_copy(
         assert page.evaluate(READY)["restored"] is True
         asked = [url for url in again if any(part in url for part in BIG_FILES)]
         assert asked == [], asked
+        # Asked for again, and answered by the HTTP cache: the server saw it once.
+        assert any(CORE_WASM in url for url in again), again
+        served = [n for path, n in requested(server.log).items() if path.endswith(CORE_WASM)]
+        assert served == [1], requested(server.log)
         # Step 3: cached, and not prefetched by step 1 (which prefetches its neighbours).
         other_page = f"{server.url}/lessons/hello/3"
         started = run_code(

@@ -6,16 +6,20 @@ import test from "node:test";
 import { importAll, withImports } from "../../static/js/kernel/imports.js";
 import { LIBRARY_DIR } from "../../static/js/kernel/library.js";
 
-/** A Pyodide stand-in that logs imports and file writes; `broken` names modules that fail. */
+/**
+ * A Pyodide stand-in that logs imports and file writes; `broken` names modules that fail. Its
+ * imports go through promptdojo.kernel_warm_up's `import_modules`, as Pyodide's would.
+ */
 function fakePyodide(log, broken = []) {
-  const importlib = {
-    import_module(name) {
-      if (broken.includes(name)) throw new Error(`No module named '${name}'`);
-      log.push(`import ${name}`);
+  const kernelWarmUp = {
+    import_modules(names) {
+      const done = [...names].filter((name) => !broken.includes(name));
+      for (const name of done) log.push(`import ${name}`);
+      return { toJs: () => done, destroy: () => {} };
     },
   };
   return {
-    pyimport: (name) => (assert.equal(name, "importlib"), importlib),
+    pyimport: (name) => (assert.equal(name, "promptdojo.kernel_warm_up"), kernelWarmUp),
     FS: {
       mkdirTree: () => {},
       writeFile: (path) => log.push(`write ${path.slice(LIBRARY_DIR.length + 1)}`),
@@ -58,4 +62,9 @@ test("after a cold boot nothing is written again; a module that fails is left ou
   }));
   assert.deepEqual(log, ["import numpy", "import json", "import promptdojo"]);
   assert.deepEqual(importedAfterRestore, ["numpy", "promptdojo", "json"]);
+});
+
+test("nothing to import asks nothing of the interpreter", () => {
+  const pyodide = { pyimport: () => assert.fail("no import was asked for") };
+  assert.deepEqual(importAll(pyodide, []), []);
 });

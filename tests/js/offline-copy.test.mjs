@@ -10,6 +10,7 @@ const ORIGIN = "https://course.example";
 const SNAPSHOT = `${ORIGIN}/course/snapshot/snapshot-ab12.bin`;
 const LOCK = `${ORIGIN}/course/pyodide/0.29.0/pyodide-lock.json`;
 const PAGE = `${ORIGIN}/course/lessons/a/2`;
+const WASM = `${ORIGIN}/course/pyodide/0.29.0/pyodide.asm.wasm`;
 const WHEEL = `${ORIGIN}/course/packages/numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl`;
 /** A step page's kernel config, as the server writes it: root-relative URLs. */
 const CONFIG = {
@@ -42,7 +43,7 @@ beforeEach(() => {
   globalThis.location = new URL(`${ORIGIN}/course/lessons/a/1/`);
   globalThis.caches = cacheStorage({
     "someone-else": { [LOCK]: "theirs" },
-    [cacheName("v2")]: { [SNAPSHOT]: "snapshot bytes", [WHEEL]: "wheel bytes" },
+    [cacheName("v2")]: { [SNAPSHOT]: "snapshot bytes", [WHEEL]: "wheel bytes", [WASM]: "copy" },
     [cacheName("v1")]: { [LOCK]: "ours", [PAGE]: "an old page" },
   });
 });
@@ -120,4 +121,29 @@ test("withOfflineCopy fetches only what the copy does not hold, with its argumen
     [SNAPSHOT, init],
     [PAGE, undefined],
   ]);
+});
+
+test("the core's WebAssembly comes from the browser's fetch; the copy only when that fails", async () => {
+  const answers = [];
+  const fetched = withOfflineCopy(async () => {
+    const answer = answers.shift();
+    if (answer instanceof Error) throw answer;
+    return new Response(answer.body, { status: answer.status });
+  }, FILES);
+  answers.push({ body: "network", status: 200 });
+  assert.equal(await (await fetched(WASM)).text(), "network");
+  assert.equal(globalThis.caches.lookups, 0); // Chromium keeps its compiled code there
+  answers.push(new TypeError("Failed to fetch")); // offline
+  assert.equal(await (await fetched(WASM)).text(), "copy");
+  answers.push({ body: "down", status: 503 });
+  assert.equal(await (await fetched(WASM)).text(), "copy");
+  globalThis.caches = cacheStorage({}); // no copy: the network's own answer, or its error
+  answers.push({ body: "down", status: 503 });
+  assert.equal((await fetched(WASM)).status, 503);
+  answers.push(new TypeError("Failed to fetch"));
+  await assert.rejects(fetched(WASM), TypeError);
+  const aborted = new DOMException("stopped", "AbortError");
+  answers.push(aborted);
+  await assert.rejects(fetched(WASM), (error) => error === aborted);
+  assert.equal(globalThis.caches.lookups, 0); // an abort is not a reason to read the copy
 });

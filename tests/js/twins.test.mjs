@@ -159,6 +159,30 @@ test("a boot file that arrives compressed without saying so is decoded, and said
   ]);
 });
 
+test("WebAssembly that arrives as it is goes on as the host's own response, unread", async () => {
+  // Streaming compilation keeps its compiled code only for the browser's own response (its URL,
+  // its cache entry): a copy made here would compile anew on every visit.
+  const own = new Response(raw, { status: 200 });
+  const short = new Response(new Uint8Array([0x28, 0xb5]), { status: 200 }); // under 4 bytes
+  const other = new Response(raw, { status: 200 });
+  const { fetchImpl } = host({
+    [`${BASE}a.wasm`]: () => own,
+    [`${BASE}b.wasm`]: () => short,
+    [`${BASE}stdlib.zip`]: () => other,
+  });
+  const fetch = withTwins(fetchImpl, {}, { sniffed: [BASE], loadZstd: () => zstd });
+  const got = await fetch(`${BASE}a.wasm`);
+  assert.equal(got, own);
+  assert.equal(got.bodyUsed, false);
+  assert.deepEqual(await bytes(got), raw);
+  assert.equal(await fetch(`${BASE}b.wasm`), short);
+  assert.deepEqual(await bytes(short), new Uint8Array([0x28, 0xb5]));
+  // Any other file is read here, not through a copy (see twins.js).
+  const zip = await fetch(`${BASE}stdlib.zip`);
+  assert.notEqual(zip, other);
+  assert.deepEqual(await bytes(zip), raw);
+});
+
 test("zstd's decoder is asked for at once where a twin is zstd, and only there", async () => {
   const loads = [];
   const load = async (url) => {

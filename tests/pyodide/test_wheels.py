@@ -71,6 +71,11 @@ def test_prepared_wheels_install_what_load_package_installs(
     assert prepared["records"] == loader["records"] == {"numpy": ["pyodide.loadPackage", "pyodide"]}
     assert prepared["loaded"] == loader["loaded"] == {"numpy": "default channel"}
     assert prepared["inverse"] == pytest.approx(INVERSE)
+    # The install sets the offset table's resolved entries aside while it instantiates the
+    # libraries: afterwards the table holds what loadPackage's install leaves there.
+    assert prepared["offsetTable"]["names"] == loader["offsetTable"]["names"]
+    assert len(prepared["offsetTable"]["names"]) > 9000
+    assert prepared["offsetTable"]["unresolved"] == loader["offsetTable"]["unresolved"]
     # The wheel holds no bytecode, and the interpreter writes none (test_bytecode.py: with it);
     # nor does the learner bundle here.
     assert prepared["pycs"][1] == loader["pycs"][1] == 0

@@ -2,7 +2,7 @@
 // on stdout, the boot's phases and what the lesson's packages left in the interpreter: every file
 // under site-packages (path, size, SHA-256), the packages' install records, loadedPackages, and a
 // numpy result (and a numpy traceback, and which modules of numpy and of the learner library have a
-// usable pyc). Used by tests/pyodide/test_wheels.py and test_bytecode.py; argv[2] is the job file.
+// usable pyc), and the names in Emscripten's global offset table, with how many are unresolved. Used by tests/pyodide/test_wheels.py and test_bytecode.py; argv[2] is the job file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -56,4 +56,10 @@ json.dumps({
     "escaped": os.path.exists(os.path.join(site, "..", "escape.py")),
 })
 `);
-console.log(JSON.stringify({ phases, loaded: { ...runner.pyodide.loadedPackages }, ...JSON.parse(report) }));
+const table = runner.pyodide._module.GOT ?? {};
+const offsetTable = {
+  names: Object.keys(table).sort(),
+  unresolved: Object.values(table).filter((entry) => [0, -1].includes(entry.value)).length,
+};
+const loaded = { ...runner.pyodide.loadedPackages };
+console.log(JSON.stringify({ phases, loaded, offsetTable, ...JSON.parse(report) }));

@@ -19,22 +19,20 @@ export async function withImports(pyodide, library, imports, newRunner) {
 
 /**
  * Import `names` into `pyodide`'s interpreter, not into any cell's namespace; returns those that
- * imported. One that fails is left for its cell to report.
+ * imported. One that fails is left for its cell to report (promptdojo.kernel_warm_up's
+ * `import_modules`: a failure stays in Python).
  */
 export function importAll(pyodide, names) {
-  const importlib = pyodide.pyimport("importlib");
-  const done = [];
+  if (names.length === 0) return [];
+  const module = pyodide.pyimport("promptdojo.kernel_warm_up");
   try {
-    for (const name of names) {
-      try {
-        importlib.import_module(name)?.destroy?.();
-        done.push(name);
-      } catch {
-        // The cell that imports it shows the error, with its traceback.
-      }
+    const done = module.import_modules(names);
+    try {
+      return done.toJs();
+    } finally {
+      done.destroy();
     }
   } finally {
-    importlib.destroy?.();
+    module.destroy?.();
   }
-  return done;
 }

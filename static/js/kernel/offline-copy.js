@@ -13,8 +13,10 @@
 // those, any cached copy is the right one. Every other request (a page, whatever a learner's
 // cell fetches), one that asks for something particular (another method, an integrity, a cache
 // mode, a range, a signal), a miss, or a cache that cannot be read goes to `fetch` as before:
-// the service worker applies its own rules.
-import { CACHE_PREFIX } from "../shared/offline-rules.js";
+// the service worker applies its own rules. The core's WebAssembly is fetched first, from the
+// HTTP cache, which keeps its compiled code (offline-rules.js: `keepsCompiledCode`); the copy
+// answers it only when that fails.
+import { CACHE_PREFIX, keepsCompiledCode } from "../shared/offline-rules.js";
 
 /**
  * The URLs of the kernel `config` that the offline copy may answer: a URL ending in "/" covers
@@ -72,7 +74,29 @@ export async function offlineCopy(input, init, files) {
   return undefined;
 }
 
-/** `fetchImpl`, answered from the offline copy where that holds one of `files`. */
+/**
+ * `fetchImpl`, answered from the offline copy where that holds one of `files`; for a file the
+ * browser fetches itself (`keepsCompiledCode`), only where `fetchImpl` fails or answers with an
+ * error (offline, a host that is down).
+ */
 export function withOfflineCopy(fetchImpl, files) {
-  return async (input, init) => (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
+  return async (input, init) => {
+    const base = globalThis.location?.href ?? "http://localhost/";
+    if (!keepsCompiledCode(new URL(String(input?.url ?? input), base).pathname)) {
+      return (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
+    }
+    let failure;
+    try {
+      const response = await fetchImpl(input, init);
+      if (response.ok) return response;
+      failure = response;
+    } catch (error) {
+      if (error?.name === "AbortError") throw error;
+      failure = error;
+    }
+    const copy = await offlineCopy(input, init, files);
+    if (copy) return copy;
+    if (failure instanceof Response) return failure;
+    throw failure;
+  };
 }

@@ -10,8 +10,9 @@
 // INSTALLER and PYODIDE_SOURCE records, every shared library loaded with `dlopen`, and the package
 // listed in `pyodide.loadedPackages`. It relies on internals of the pinned Pyodide releases:
 // `_api.package_loader.get_install_dir`, `_api.loadDynlib`, and Emscripten's
-// `FS.createPreloadedFile`, whose wasm plugin instantiates an already compiled library. Whatever
-// fails here leaves the package to `loadPackage` (boot.js).
+// `FS.createPreloadedFile`, whose wasm plugin instantiates an already compiled library, and its
+// global offset table (`_module.GOT`, when there is one). Whatever fails here leaves the package
+// to `loadPackage` (boot.js).
 import { inflateSync, Unzip, unzipSync } from "fflate";
 import { checkedBytes } from "../shared/digest.js";
 import { bootMark } from "../shared/protocol.js";
@@ -227,18 +228,51 @@ function preloadLibrary(FS, path, module) {
   });
 }
 
+/** Every name a compiled library imports from Emscripten's global offset table, or exports. */
+function tableNames(module) {
+  const imported = WebAssembly.Module.imports(module).filter((i) => i.module.startsWith("GOT."));
+  return [...imported, ...WebAssembly.Module.exports(module)].map((entry) => entry.name);
+}
+
+/**
+ * Run `load()` with the resolved entries of Emscripten's global offset table (`GOT`) set aside,
+ * but those `libraries` name, and put them back after. After each library it instantiates, the
+ * loader passes over every entry (`reportUndefinedSymbols`) to resolve those still unresolved
+ * (0 in Pyodide 0.29's Emscripten, -1 in later ones): ten thousand entries of Pyodide's own,
+ * thirteen times for numpy, the install's largest cost. A library reaches the table by name only
+ * (its imports; its exports, which the loader enters there), so each one meets the same entries
+ * it would have met; the passes skip resolved entries, so they do the same work.
+ */
+async function withResolvedSetAside(GOT, libraries, load) {
+  if (!GOT || libraries.length === 0) return load();
+  const named = new Set(libraries.flatMap(([, module]) => tableNames(module)));
+  const aside = {};
+  for (const [name, entry] of Object.entries(GOT)) {
+    if (named.has(name) || entry.value === 0 || entry.value === -1) continue;
+    aside[name] = entry;
+    delete GOT[name];
+  }
+  try {
+    return await load();
+  } finally {
+    Object.assign(GOT, aside);
+  }
+}
+
 /** Install prepared wheels into `pyodide`, dependencies first, as `loadPackage` would. */
 export async function installWheels(pyodide, prepared) {
-  const { FS, _api: api } = pyodide;
+  const { FS, _api: api, _module: module } = pyodide;
   for (const wheel of prepared) {
     const folder = api.package_loader.get_install_dir(wheel.install_dir ?? "site");
     writeArchive(FS, folder, wheel);
     for (const [record, text] of Object.entries(RECORDS)) {
       FS.writeFile(`${folder}/${wheel.distInfo}/${record}`, text);
     }
-    for (const [name, module] of wheel.libraries) {
-      await preloadLibrary(FS, `${folder}/${name}`, module);
-    }
+    await withResolvedSetAside(module?.GOT, wheel.libraries, async () => {
+      for (const [name, compiled] of wheel.libraries) {
+        await preloadLibrary(FS, `${folder}/${name}`, compiled);
+      }
+    });
     for (const [name] of wheel.libraries) await api.loadDynlib(`${folder}/${name}`);
     pyodide.loadedPackages[wheel.name] = CHANNEL;
   }

@@ -48,6 +48,19 @@ export function superseded({ installing, waiting, active }, me) {
 }
 
 /**
+ * Whether `pathname` is WebAssembly compiled by streaming (the core's `pyodide.asm.wasm`), whose
+ * compiled code Chromium keeps in the cache entry behind the browser's own response: the HTTP
+ * cache's. A later visit then compiles only what it did not keep. A response the service worker
+ * answers from Cache Storage, one a worker reads from there, or one made anew in JavaScript
+ * compiled all of it again, every visit. So the browser fetches such a file itself, past the
+ * service worker (sw.js); the workers ask the offline copy for it only when that fails
+ * (offline-copy.js), and hand on its response as it came (twins.js).
+ */
+export function keepsCompiledCode(pathname) {
+  return pathname.endsWith(".wasm");
+}
+
+/**
  * How a request for `pathname` is answered: "page" (the network first, the cached copy when it
  * fails: pages change with each version), "file" (content hashed or versioned: the cache first),
  * or "other" (the network, then any cached copy).

@@ -17,8 +17,14 @@
 // The boot's other files (`sniffed`) are looked at too: a proxy or host that drops the
 // `Content-Encoding` header of a compressed response hands over zstd or gzip bytes as the file
 // itself, which no boot file starts with (WebAssembly, zip archives, the snapshot, JSON). Those
-// are decoded here, and said once. (Brotli has no magic number: a dropped header on a brotli
+// are decoded here, and said once. WebAssembly is looked at in a copy (`clone`): if it came as it
+// is, it goes on as the browser's own response, unread, so that streaming compilation keeps its
+// compiled code in the cache entry behind it and a later visit reads it back. The other files are
+// read through here: Firefox (140) stopped the body of a large one (the standard library) for
+// good once its copy was cancelled. (Brotli has no magic number: a dropped header on a brotli
 // response cannot be seen, and the boot falls back as after any damaged download.)
+
+import { keepsCompiledCode } from "./offline-rules.js";
 
 /** The first bytes of each format (RFC 8878 and RFC 1952). */
 export const MAGIC = { zstd: [0x28, 0xb5, 0x2f, 0xfd], gzip: [0x1f, 0x8b] };
@@ -79,14 +85,8 @@ function formatOf(head, codings) {
   return codings.find((coding) => startsWith(head, MAGIC[coding])) ?? null;
 }
 
-/**
- * `body` (a twin's stream) decoded from `coding` (`makeDecoder(coding)` gives a
- * TransformStream), or passed on as it is when its first bytes are not that format's (the host
- * decoded it on the way); `coding` null: from whichever format its first bytes name, if any.
- * Resolves to `{stream, decoded}` once the first bytes are in (`decoded`: the format, or null).
- */
-export async function decodedBody(body, coding, makeDecoder) {
-  const reader = body.getReader();
+/** The first four bytes `reader` gives (fewer if its stream ends first), as one array. */
+async function firstBytes(reader) {
   let head = new Uint8Array(0);
   while (head.length < 4) {
     const { value, done } = await reader.read();
@@ -96,6 +96,18 @@ export async function decodedBody(body, coding, makeDecoder) {
     joined.set(value, head.length);
     head = joined;
   }
+  return head;
+}
+
+/**
+ * `body` (a twin's stream) decoded from `coding` (`makeDecoder(coding)` gives a
+ * TransformStream), or passed on as it is when its first bytes are not that format's (the host
+ * decoded it on the way); `coding` null: from whichever format its first bytes name, if any.
+ * Resolves to `{stream, decoded}` once the first bytes are in (`decoded`: the format, or null).
+ */
+export async function decodedBody(body, coding, makeDecoder) {
+  const reader = body.getReader();
+  const head = await firstBytes(reader);
   const stream = new ReadableStream({
     start(controller) {
       if (head.length) controller.enqueue(head);
@@ -109,6 +121,20 @@ export async function decodedBody(body, coding, makeDecoder) {
   });
   const found = formatOf(head, coding ? [coding] : Object.keys(MAGIC));
   return { stream: found ? stream.pipeThrough(await makeDecoder(found)) : stream, decoded: found };
+}
+
+/**
+ * Whether `response`'s body starts with a format's magic number, read from a copy of it: the
+ * response itself stays as it came, its body unread (the browser's own, with its URL, so that
+ * streaming compilation can read and write its code cache). For WebAssembly only (see above).
+ */
+async function startsCompressed(response) {
+  const reader = response.clone().body.getReader();
+  try {
+    return formatOf(await firstBytes(reader), Object.keys(MAGIC)) !== null;
+  } finally {
+    reader.cancel().catch(() => {});
+  }
 }
 
 /** `stream`, passed on; `onError(why)` is called if it errors (and it still errors). */
@@ -172,6 +198,9 @@ export function withTwins(
   const plain = async (href, input, init) => {
     const response = await fetchImpl(input, init);
     if (!covered(href) || !response.ok || !response.body) return response;
+    if (keepsCompiledCode(new URL(href).pathname) && !(await startsCompressed(response))) {
+      return response;
+    }
     const { stream, decoded } = await decodedBody(response.body, null, makeDecoder);
     if (decoded && !said.has(href)) {
       said.add(href);

@@ -10,6 +10,7 @@
 import {
   CLAIM_WAIT_MS,
   cacheName,
+  keepsCompiledCode,
   kindOf,
   missingHeaders,
   otherVersions,
@@ -106,8 +107,9 @@ self.addEventListener("fetch", (event) => {
     return;
   }
   // Before the course is cached, the big files (Pyodide, the snapshot) are left to the
-  // browser's own fetch instead of being piped through this worker.
-  if (!isolate && kind !== "page" && !complete) return;
+  // browser's own fetch instead of being piped through this worker; the core's WebAssembly
+  // always is (offline-rules.js: the compiled code stays in the HTTP cache's entry).
+  if (!isolate && kind !== "page" && (!complete || keepsCompiledCode(url.pathname))) return;
   event.respondWith(respond(request, kind, isolate));
 });
 
