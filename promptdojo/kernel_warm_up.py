@@ -65,7 +65,7 @@ def import_modules(names: Iterable[str]) -> list[str]:
     for name in names:
         try:
             importlib.import_module(name)
-        except Exception:  # the cell that imports it shows whatever it is
+        except BaseException:  # the cell that imports it shows whatever it is (SystemExit too)
             continue
         done.append(name)
     return done

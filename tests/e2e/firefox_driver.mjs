@@ -37,10 +37,10 @@ say({ ok: true, version: await browser.version() });
  * control (templates/_isolation.js), and Firefox (140) reports the navigation it stopped as
  * NS_BINDING_ABORTED, where Chromium and WebKit wait for the reloaded page.
  */
-async function reloaded() {
+async function reloaded(url) {
   const until = Date.now() + timeout;
   const check = `performance.getEntriesByType("navigation")[0]?.type === "reload"
-    && document.readyState !== "loading"`;
+    && document.readyState !== "loading" && location.href === ${JSON.stringify(url)}`;
   for (;;) {
     try {
       if (await page.evaluate(check)) return null;
@@ -59,7 +59,7 @@ async function open(url) {
     return null;
   } catch (error) {
     if (!String(error?.message).includes("NS_BINDING_ABORTED")) throw error;
-    return reloaded();
+    return reloaded(new URL(url).href);
   }
 }
 

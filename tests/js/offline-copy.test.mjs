@@ -123,27 +123,37 @@ test("withOfflineCopy fetches only what the copy does not hold, with its argumen
   ]);
 });
 
-test("the core's WebAssembly comes from the browser's fetch; the copy only when that fails", async () => {
+test("the core's WebAssembly: the HTTP cache alone first, then the copy, then the network", async () => {
+  const asked = [];
   const answers = [];
-  const fetched = withOfflineCopy(async () => {
+  const fetched = withOfflineCopy(async (input, init) => {
+    asked.push(init?.cache === "only-if-cached" ? `${init.mode} ${init.cache}` : "network");
     const answer = answers.shift();
     if (answer instanceof Error) throw answer;
-    return new Response(answer.body, { status: answer.status });
+    return answer;
   }, FILES);
-  answers.push({ body: "network", status: 200 });
+  // The HTTP cache's response carries the compiled code: the copy is not read.
+  answers.push(new Response("http cache"));
+  assert.equal(await (await fetched(WASM)).text(), "http cache");
+  assert.deepEqual(asked.splice(0), ["same-origin only-if-cached"]);
+  assert.equal(globalThis.caches.lookups, 0);
+  // Not in the HTTP cache (a TypeError, or an error answer whose body is dropped): the copy,
+  // with the network not asked at all (offline, a host that is down, a portal).
+  answers.push(new TypeError("not cached"));
+  assert.equal(await (await fetched(WASM)).text(), "copy");
+  const refused = new Response("gateway timeout", { status: 504 });
+  answers.push(refused);
+  assert.equal(await (await fetched(WASM)).text(), "copy");
+  assert.equal(refused.bodyUsed || refused.body.locked, true);
+  assert.deepEqual(asked.splice(0), ["same-origin only-if-cached", "same-origin only-if-cached"]);
+  // Neither (a first visit): the network.
+  globalThis.caches = cacheStorage({});
+  answers.push(new TypeError("not cached"), new Response("network"));
   assert.equal(await (await fetched(WASM)).text(), "network");
-  assert.equal(globalThis.caches.lookups, 0); // Chromium keeps its compiled code there
-  answers.push(new TypeError("Failed to fetch")); // offline
-  assert.equal(await (await fetched(WASM)).text(), "copy");
-  answers.push({ body: "down", status: 503 });
-  assert.equal(await (await fetched(WASM)).text(), "copy");
-  globalThis.caches = cacheStorage({}); // no copy: the network's own answer, or its error
-  answers.push({ body: "down", status: 503 });
-  assert.equal((await fetched(WASM)).status, 503);
-  answers.push(new TypeError("Failed to fetch"));
-  await assert.rejects(fetched(WASM), TypeError);
-  const aborted = new DOMException("stopped", "AbortError");
-  answers.push(aborted);
-  await assert.rejects(fetched(WASM), (error) => error === aborted);
-  assert.equal(globalThis.caches.lookups, 0); // an abort is not a reason to read the copy
+  assert.deepEqual(asked.splice(0), ["same-origin only-if-cached", "network"]);
+  // A request that asks for something particular goes to the network as it is.
+  answers.push(new Response("network"));
+  const signal = new AbortController().signal;
+  assert.equal(await (await fetched(WASM, { signal })).text(), "network");
+  assert.deepEqual(asked.splice(0), ["network"]);
 });

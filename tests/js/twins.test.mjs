@@ -147,19 +147,22 @@ test("a boot file that arrives compressed without saying so is decoded, and said
     loadZstd: () => zstd,
     onFallBack: (message) => said.push(message),
   });
+  // WebAssembly goes on as it came the first time (its compile fails), and is decoded when the
+  // page asks for it again.
+  assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), zst);
   assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
   assert.deepEqual(await bytes(await fetch(`${BASE}a.wasm`)), raw);
   assert.deepEqual(await bytes(await fetch(`${BASE}lock.json`)), raw);
   assert.deepEqual(await bytes(await fetch(`${BASE}stdlib.zip`)), raw); // nothing to decode
   assert.deepEqual(await bytes(await fetch("http://course.test/page")), zst); // not a boot file
-  assert.equal(asked.length, 5);
+  assert.equal(asked.length, 6);
   assert.deepEqual(said.map((m) => m.match(/: (\S+) came (\w+)/).slice(1)), [
     ["a.wasm", "zstd"],
     ["lock.json", "gzip"],
   ]);
 });
 
-test("WebAssembly that arrives as it is goes on as the host's own response, unread", async () => {
+test("WebAssembly goes on as the host's own response, unread, the first time", async () => {
   // Streaming compilation keeps its compiled code only for the browser's own response (its URL,
   // its cache entry): a copy made here would compile anew on every visit.
   const own = new Response(raw, { status: 200 });
@@ -177,10 +180,17 @@ test("WebAssembly that arrives as it is goes on as the host's own response, unre
   assert.deepEqual(await bytes(got), raw);
   assert.equal(await fetch(`${BASE}b.wasm`), short);
   assert.deepEqual(await bytes(short), new Uint8Array([0x28, 0xb5]));
-  // Any other file is read here, not through a copy (see twins.js).
+  // Any other file is read here (see twins.js), and so is WebAssembly asked for again.
   const zip = await fetch(`${BASE}stdlib.zip`);
   assert.notEqual(zip, other);
   assert.deepEqual(await bytes(zip), raw);
+  const again = new Response(raw, { status: 200 });
+  const { fetchImpl: second } = host({ [`${BASE}a.wasm`]: () => again });
+  const twice = withTwins(second, {}, { sniffed: [BASE], loadZstd: () => zstd });
+  assert.equal(await twice(`${BASE}a.wasm`), again);
+  const reread = await twice(`${BASE}a.wasm`);
+  assert.notEqual(reread, again);
+  assert.deepEqual(await bytes(reread), raw);
 });
 
 test("zstd's decoder is asked for at once where a twin is zstd, and only there", async () => {

@@ -3,8 +3,8 @@
 //
 // On a visit after the course was saved for offline use, the service worker answers every file
 // from its cache. Asked through the service worker, each file also crosses the service worker's
-// thread on its way from the cache to the worker that asked: the snapshot, the core's wasm and
-// the wheels (tens of megabytes) take that detour while both cores are busy starting Python.
+// thread on its way from the cache to the worker that asked: the snapshot, the standard library
+// and the wheels (tens of megabytes) take that detour while both cores are busy starting Python.
 // Read from Cache Storage here, they come straight to the worker.
 //
 // Only the boot's own files are read this way, the ones whose URL names their content: Pyodide's
@@ -13,9 +13,9 @@
 // those, any cached copy is the right one. Every other request (a page, whatever a learner's
 // cell fetches), one that asks for something particular (another method, an integrity, a cache
 // mode, a range, a signal), a miss, or a cache that cannot be read goes to `fetch` as before:
-// the service worker applies its own rules. The core's WebAssembly is fetched first, from the
-// HTTP cache, which keeps its compiled code (offline-rules.js: `keepsCompiledCode`); the copy
-// answers it only when that fails.
+// the service worker applies its own rules. The core's WebAssembly is asked of the HTTP cache
+// first, which keeps its compiled code (offline-rules.js: `keepsCompiledCode`); the copy answers
+// it where the HTTP cache has none.
 import { CACHE_PREFIX, keepsCompiledCode } from "../shared/offline-rules.js";
 
 /**
@@ -74,29 +74,38 @@ export async function offlineCopy(input, init, files) {
   return undefined;
 }
 
+/** Drop `response`'s body, unread (one not used frees its connection and memory sooner). */
+function dropped(response) {
+  response?.body?.cancel().catch(() => {});
+  return undefined;
+}
+
 /**
- * `fetchImpl`, answered from the offline copy where that holds one of `files`; for a file the
- * browser fetches itself (`keepsCompiledCode`), only where `fetchImpl` fails or answers with an
- * error (offline, a host that is down).
+ * A file the browser keeps compiled code for (`keepsCompiledCode`): from the HTTP cache alone
+ * (`only-if-cached`: that response carries the code; stale or not, the URL names its content),
+ * else from the offline copy, else from the network. So a return visit reads the compiled code
+ * back, and neither a network that is down nor a portal that answers in its place holds it up.
+ */
+async function compiledFirst(fetchImpl, input, init, files) {
+  if (plainGet(input, init)) {
+    const cached = await fetchImpl(input, { ...init, cache: "only-if-cached", mode: "same-origin" })
+      .then((response) => (response.ok ? response : dropped(response)))
+      .catch(() => undefined); // not in the HTTP cache, or a browser without the mode
+    if (cached) return cached;
+  }
+  return (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
+}
+
+/**
+ * `fetchImpl`, answered from the offline copy where that holds one of `files`, but for a file the
+ * browser keeps compiled code for, which the HTTP cache answers first (`compiledFirst`).
  */
 export function withOfflineCopy(fetchImpl, files) {
   return async (input, init) => {
     const base = globalThis.location?.href ?? "http://localhost/";
-    if (!keepsCompiledCode(new URL(String(input?.url ?? input), base).pathname)) {
-      return (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
+    if (keepsCompiledCode(new URL(String(input?.url ?? input), base).pathname)) {
+      return compiledFirst(fetchImpl, input, init, files);
     }
-    let failure;
-    try {
-      const response = await fetchImpl(input, init);
-      if (response.ok) return response;
-      failure = response;
-    } catch (error) {
-      if (error?.name === "AbortError") throw error;
-      failure = error;
-    }
-    const copy = await offlineCopy(input, init, files);
-    if (copy) return copy;
-    if (failure instanceof Response) return failure;
-    throw failure;
+    return (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);
   };
 }

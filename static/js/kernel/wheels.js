@@ -252,11 +252,17 @@ async function withResolvedSetAside(GOT, libraries, load) {
     aside[name] = entry;
     delete GOT[name];
   }
+  let result;
   try {
-    return await load();
+    result = await load();
   } finally {
-    Object.assign(GOT, aside);
+    // An entry made meanwhile under a name set aside (a library outside this wheel's) is what a
+    // library now holds: it stays, and the install is left to loadPackage.
+    const remade = Object.keys(aside).filter((name) => name in GOT);
+    for (const name of Object.keys(aside)) GOT[name] ??= aside[name];
+    if (remade.length) throw new Error(`the offset table's ${remade[0]} was made again`);
   }
+  return result;
 }
 
 /** Install prepared wheels into `pyodide`, dependencies first, as `loadPackage` would. */

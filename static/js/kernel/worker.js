@@ -219,8 +219,9 @@ async function init(config, step) {
   // This worker's downloads and its download workers', for the page's byte count.
   const onEntries = (entries) => self.postMessage({ type: FROM_WORKER.DOWNLOADS, entries });
   const stopWatching = watchDownloads(onEntries);
-  // The boot's own files (Pyodide's wasm, standard library and lock file included) are read
-  // from the course's offline copy first; every other request goes to the network as before.
+  // The boot's own files (Pyodide's standard library and lock file included) are read from the
+  // course's offline copy first, but Pyodide's wasm, which the HTTP cache answers first, with
+  // its compiled code (offline-copy.js); every other request goes to the network as before.
   // An export's files come through their compressed twins (twins.js); a twin that fails is said
   // once, on the ready line, and the file itself fetched (a compiled wheel's twin: only in the
   // console, as its wheel takes over).

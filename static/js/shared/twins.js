@@ -17,11 +17,12 @@
 // The boot's other files (`sniffed`) are looked at too: a proxy or host that drops the
 // `Content-Encoding` header of a compressed response hands over zstd or gzip bytes as the file
 // itself, which no boot file starts with (WebAssembly, zip archives, the snapshot, JSON). Those
-// are decoded here, and said once. WebAssembly is looked at in a copy (`clone`): if it came as it
-// is, it goes on as the browser's own response, unread, so that streaming compilation keeps its
-// compiled code in the cache entry behind it and a later visit reads it back. The other files are
-// read through here: Firefox (140) stopped the body of a large one (the standard library) for
-// good once its copy was cancelled. (Brotli has no magic number: a dropped header on a brotli
+// are decoded here, and said once. WebAssembly is not looked at the first time it is asked for:
+// it goes on as the browser's own response, unread, so that streaming compilation keeps its
+// compiled code in the cache entry behind it and a later visit reads it back. If it came
+// compressed, compiling it fails, and the page asks for it once more (worker.js): that answer is
+// looked at, and decoded. (A look at a copy made with `clone` would leave the response unread
+// too, but Firefox 140 stopped a large body for good once its copy was cancelled.) (Brotli has no magic number: a dropped header on a brotli
 // response cannot be seen, and the boot falls back as after any damaged download.)
 
 import { keepsCompiledCode } from "./offline-rules.js";
@@ -123,20 +124,6 @@ export async function decodedBody(body, coding, makeDecoder) {
   return { stream: found ? stream.pipeThrough(await makeDecoder(found)) : stream, decoded: found };
 }
 
-/**
- * Whether `response`'s body starts with a format's magic number, read from a copy of it: the
- * response itself stays as it came, its body unread (the browser's own, with its URL, so that
- * streaming compilation can read and write its code cache). For WebAssembly only (see above).
- */
-async function startsCompressed(response) {
-  const reader = response.clone().body.getReader();
-  try {
-    return formatOf(await firstBytes(reader), Object.keys(MAGIC)) !== null;
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-}
-
 /** `stream`, passed on; `onError(why)` is called if it errors (and it still errors). */
 function guard(stream, onError) {
   const reader = stream.getReader();
@@ -194,11 +181,14 @@ export function withTwins(
     onFallBack(`promptdojo: the compressed copy of ${name} was not used (${why}); fetching ${name} itself`);
   };
   const makeDecoder = (coding) => decoderFor(coding, loadZstd);
+  /** WebAssembly handed on as the browser's own response, unread: once per file (see above). */
+  const handedOn = new Set();
   /** The file itself; decoded if it came compressed without a Content-Encoding header. */
   const plain = async (href, input, init) => {
     const response = await fetchImpl(input, init);
     if (!covered(href) || !response.ok || !response.body) return response;
-    if (keepsCompiledCode(new URL(href).pathname) && !(await startsCompressed(response))) {
+    if (keepsCompiledCode(new URL(href).pathname) && !handedOn.has(href)) {
+      handedOn.add(href); // compiling it fails if it came compressed: asked again, it is looked at
       return response;
     }
     const { stream, decoded } = await decodedBody(response.body, null, makeDecoder);
