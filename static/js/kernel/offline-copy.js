@@ -51,6 +51,11 @@ function covered(href, files) {
   return files.some((file) => (file.endsWith("/") ? href.startsWith(file) : href === file));
 }
 
+/** The URL `input` (a URL or Request) asks for, relative to the worker's location. */
+function requestUrl(input) {
+  return new URL(String(input?.url ?? input), globalThis.location?.href ?? "http://localhost/");
+}
+
 /**
  * The offline copy's response for `input` (a URL or Request), or undefined. `files`: the URLs it
  * may answer (`unchangingFiles`), relative to the worker's location or absolute.
@@ -59,7 +64,7 @@ export async function offlineCopy(input, init, files) {
   const storage = globalThis.caches;
   if (!storage || !globalThis.location || !plainGet(input, init)) return undefined;
   const base = globalThis.location.href;
-  const url = new URL(String(input?.url ?? input), base);
+  const url = requestUrl(input);
   if (url.origin !== globalThis.location.origin) return undefined;
   if (!covered(url.href, files.map((file) => new URL(file, base).href))) return undefined;
   try {
@@ -102,8 +107,7 @@ async function compiledFirst(fetchImpl, input, init, files) {
  */
 export function withOfflineCopy(fetchImpl, files) {
   return async (input, init) => {
-    const base = globalThis.location?.href ?? "http://localhost/";
-    if (keepsCompiledCode(new URL(String(input?.url ?? input), base).pathname)) {
+    if (keepsCompiledCode(requestUrl(input).pathname)) {
       return compiledFirst(fetchImpl, input, init, files);
     }
     return (await offlineCopy(input, init, files)) ?? fetchImpl(input, init);

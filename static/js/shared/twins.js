@@ -22,8 +22,9 @@
 // compiled code in the cache entry behind it and a later visit reads it back. If it came
 // compressed, compiling it fails, and the page asks for it once more (worker.js): that answer is
 // looked at, and decoded. (A look at a copy made with `clone` would leave the response unread
-// too, but Firefox 140 stopped a large body for good once its copy was cancelled.) (Brotli has no magic number: a dropped header on a brotli
-// response cannot be seen, and the boot falls back as after any damaged download.)
+// too, but Firefox 140 stopped a large body for good once its copy was cancelled.)
+// (Brotli has no magic number: a dropped header on a brotli response cannot be seen, and the
+// boot falls back as after any damaged download.)
 
 import { keepsCompiledCode } from "./offline-rules.js";
 
