@@ -41,6 +41,7 @@ from promptdojo.cli_options import (
     Reload,
     ServedPackages,
     ServedPyodide,
+    ServeSnapshotPackages,
     ServeWithoutSnapshot,
     Shard,
     Show,
@@ -129,6 +130,7 @@ def serve(
     snapshot_cache: SnapshotCache = DEFAULT_SNAPSHOT_CACHE,
     compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
     no_snapshot: ServeWithoutSnapshot = False,
+    snapshot_packages: ServeSnapshotPackages = True,
     log_level: LogLevel = "info",
 ) -> None:
     """Serve the lessons in LESSONS_DIR at http://HOST:PORT (beyond it: docs/deploying.md)."""
@@ -150,6 +152,7 @@ def serve(
         package_upstream=None if offline else package_upstream or DEFAULT_UPSTREAM,
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
+        snapshot_packages=snapshot_packages,
         compressed_cache_dir=compressed_cache.resolve(),
         parsed_cache_dir=DEFAULT_PARSED_CACHE.resolve(),
     )
@@ -173,6 +176,7 @@ def export(
     snapshot_cache: SnapshotCache = DEFAULT_SNAPSHOT_CACHE,
     compressed_cache: CompressedCache = DEFAULT_COMPRESSED_CACHE,
     no_snapshot: ExportWithoutSnapshot = False,
+    snapshot_packages: ServeSnapshotPackages = True,
 ) -> None:
     """Write the lessons as a static site for any host or CDN, usable offline once opened.
 
@@ -198,6 +202,7 @@ def export(
         package_cache_dir=package_cache.resolve(),
         pyodide_dir=pyodide_dir.resolve() if pyodide_dir else None,
         snapshot_cache_dir=None if no_snapshot else snapshot_cache.resolve(),
+        snapshot_packages=snapshot_packages,
         compressed_cache_dir=compressed_cache.resolve(),
     )
     try:

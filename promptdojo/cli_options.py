@@ -70,6 +70,15 @@ ServeWithoutSnapshot = Annotated[
         "seconds, once per Pyodide build and library version) and pages restore it.",
     ),
 ]
+ServeSnapshotPackages = Annotated[
+    bool,
+    typer.Option(
+        "--snapshot-packages/--no-snapshot-packages",
+        help="Make a second snapshot with the lessons' packages (numpy) imported, which their "
+        "pages restore instead of installing and importing them after the restore. It costs "
+        "more bytes on a first visit (numpy's memory) and saves its import on every visit.",
+    ),
+]
 LogLevel = Annotated[
     str, typer.Option(help="uvicorn log level: debug, info (logs each request), warning.")
 ]

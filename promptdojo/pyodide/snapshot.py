@@ -1,10 +1,14 @@
 """Memory snapshots: a booted Pyodide, saved so that a page restores it instead of booting.
 
 A snapshot holds the interpreter after start-up with the learner bundle installed and
-``promptdojo.kernel`` imported; no package is loaded (Pyodide cannot snapshot after loading one with
-native code, so numpy loads after the restore). It is made in Node by ``node/snapshot.mjs`` with the
-front end's own ``makeSnapshot`` (``kernel/snapshot-make.js``, through ``boot.js``), and is valid
-only for the exact Pyodide build, bundle and boot code it was made with. Those inputs name its cache
+``promptdojo.kernel`` imported. A snapshot made with packages (:class:`SnapshotPackages`: numpy's
+wheel) holds them installed and imported too: their shared libraries are loaded before the
+interpreter starts, where a page loads them again before it restores the snapshot
+(``kernel/snapshot-packages.js``); the record of where they went is kept beside it (``.json``).
+
+It is made in Node by ``node/snapshot.mjs`` with the front end's own ``makeSnapshot``
+(``kernel/snapshot-make.js``, through ``boot.js``), and is valid only for the exact Pyodide build,
+bundle, packages and boot code it was made with. Those inputs name its cache
 folder, so a change to any of them makes a new snapshot; the file itself is named by its content
 hash and served immutable. Beside it is the standard library it was made with, its members
 stored (:mod:`promptdojo.pyodide.stdlib`), which pages that restore it load in place of Pyodide's.
@@ -34,7 +38,7 @@ from pathlib import Path
 import brotli
 import zstandard
 
-from promptdojo.pyodide.bundle import LearnerBundle
+from promptdojo.pyodide.bundle import LEARNER_MODULES, LearnerBundle
 from promptdojo.pyodide.cache import sha256_of
 from promptdojo.pyodide.compressed import CODINGS, ZSTD_LEVEL, ZSTD_WINDOW_LOG, compress
 from promptdojo.pyodide.node import HERE, boot_module, node
@@ -45,6 +49,8 @@ from promptdojo.pyodide.stdlib import STDLIB, store_stdlib, stored_name
 MAKER = HERE / "snapshot.mjs"
 #: The name of the snapshot file inside its cache folder.
 _FILE = "snapshot.bin"
+#: Beside a snapshot made with packages: what a page needs to restore them (snapshot-packages.js).
+_PACKAGES = "snapshot.bin.json"
 #: Its SHA-256, written when it was made: the page checks the bytes it receives against this, so
 #: a file damaged on disk or on the way is never restored.
 _DIGEST = "snapshot.sha256"
@@ -70,6 +76,58 @@ class SnapshotError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class SnapshotPackages:
+    """Packages a snapshot holds: their wheels (lock entry and checked file, in install order),
+    installed in ``folder`` (Pyodide's site-packages), and the modules imported with them."""
+
+    wheels: tuple[tuple[dict, Path], ...]
+    folder: str
+    imports: tuple[str, ...]
+
+    def key(self) -> dict:
+        """What of them the snapshot depends on."""
+        wheels = [[entry["file_name"], entry["sha256"]] for entry, _ in self.wheels]
+        return {"wheels": wheels, "folder": self.folder, "imports": list(self.imports)}
+
+    def job(self) -> dict:
+        """What the Node maker is told of them."""
+        wheels = [
+            {
+                "name": entry["name"],
+                "file_name": entry["file_name"],
+                "sha256": entry["sha256"],
+                "install_dir": entry.get("install_dir", "site"),
+                "path": str(path),
+            }
+            for entry, path in self.wheels
+        ]
+        return {"wheels": wheels, "folder": self.folder, "imports": list(self.imports)}
+
+
+def snapshot_packages(core: Path, wheels: list[tuple[dict, Path]]) -> SnapshotPackages:
+    """The packages of ``wheels`` (lock entry and file, in install order) for ``core``'s
+    snapshot: imported with the learner library's modules (:data:`LEARNER_MODULES`), whose
+    imports of them a page would otherwise make after every restore."""
+    imports = [name for entry, _ in wheels for name in entry.get("imports") or [entry["name"]]]
+    for name in LEARNER_MODULES:
+        module = name.removesuffix(".py")
+        if module not in ("__init__", "kernel", "kernel_warm_up"):  # imported already
+            imports.append(f"promptdojo.{module}")
+    return SnapshotPackages(tuple(wheels), site_packages(core), tuple(imports))
+
+
+def site_packages(core: Path) -> str:
+    """Where ``core``'s Pyodide installs packages, from its lock file's Python version; raises
+    :class:`SnapshotError` if the lock does not say."""
+    try:
+        version = json.loads((core / "pyodide-lock.json").read_text())["info"]["python"]
+        major, minor = version.split(".")[:2]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SnapshotError(f"no Python version in {core}/pyodide-lock.json: {error}") from error
+    return f"/lib/python{major}.{minor}/site-packages"
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A snapshot on disk, and the standard library it restores against (``stdlib``), each
     with its compressed copies beside it (:data:`COPIES`)."""
@@ -78,6 +136,8 @@ class Snapshot:
     sha256: str
     stdlib: Path
     stdlib_sha256: str
+    #: For a snapshot made with packages: the record pages restore them with, else ``None``.
+    packages: dict | None = None
 
     @property
     def filename(self) -> str:
@@ -143,8 +203,11 @@ class Snapshot:
         return "; ".join(parts)
 
 
-def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
-    """What the snapshot depends on: the Pyodide build, the bundle, and the code that makes it."""
+def snapshot_key(
+    core: Path, bundle: LearnerBundle, packages: SnapshotPackages | None = None
+) -> str:
+    """What the snapshot depends on: the Pyodide build, the bundle, the packages it holds, and
+    the code that makes it."""
     parts = {
         "pyodide": {
             name: sha256_of(core / name)
@@ -160,54 +223,69 @@ def snapshot_key(core: Path, bundle: LearnerBundle) -> str:
         # The same level gives other bytes under another libzstd.
         "zstd": [ZSTD_LEVEL, ZSTD_WINDOW_LOG, "checksum", zstandard.ZSTD_VERSION],
     }
+    if packages is not None:
+        parts["packages"] = packages.key()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def cached_snapshot(core: Path, bundle: LearnerBundle, cache_dir: Path) -> Snapshot | None:
+def cached_snapshot(
+    core: Path, bundle: LearnerBundle, cache_dir: Path, packages: SnapshotPackages | None = None
+) -> Snapshot | None:
     """The snapshot made earlier for these inputs, or ``None``."""
-    folder = cache_dir / snapshot_key(core, bundle)
+    folder = cache_dir / snapshot_key(core, bundle, packages)
     try:
         digest = (folder / _DIGEST).read_text(encoding="ascii").strip()
         stdlib_digest = (folder / _STDLIB_DIGEST).read_text(encoding="ascii").strip()
-    except OSError:
+        record = json.loads((folder / _PACKAGES).read_text()) if packages else None
+    except (OSError, ValueError):
         return None
-    found = Snapshot(folder / _FILE, digest, folder / STDLIB, stdlib_digest)
+    found = Snapshot(folder / _FILE, digest, folder / STDLIB, stdlib_digest, record)
     return found if found.path.is_file() and found.stdlib.is_file() else None
 
 
 def ensure_snapshot(
-    core: Path, bundle: LearnerBundle, cache_dir: Path, *, timeout: float = 300
+    core: Path,
+    bundle: LearnerBundle,
+    cache_dir: Path,
+    *,
+    packages: SnapshotPackages | None = None,
+    timeout: float = 300,
 ) -> Snapshot:
-    """The snapshot for ``core`` and ``bundle``: from ``cache_dir``, or made now (a few seconds).
+    """The snapshot for ``core``, ``bundle`` and ``packages``: from ``cache_dir``, or made now
+    (a few seconds).
 
     Raises :class:`SnapshotError` if Node cannot make one. (A server re-hashes the one it finds
     with :func:`checked_snapshot`; a page and the check re-hash what they restore.)
     """
-    found = cached_snapshot(core, bundle, cache_dir)
+    found = cached_snapshot(core, bundle, cache_dir, packages)
     if found is not None:
         return found
-    folder = cache_dir / snapshot_key(core, bundle)
+    folder = cache_dir / snapshot_key(core, bundle, packages)
     folder.mkdir(parents=True, exist_ok=True)
     # One maker at a time per snapshot (servers and checks may start together); the others
     # wait, then find it made.
     with (folder / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        found = cached_snapshot(core, bundle, cache_dir)
-        return found if found is not None else _make(core, bundle, folder, timeout)
+        found = cached_snapshot(core, bundle, cache_dir, packages)
+        return found if found is not None else _make(core, bundle, folder, timeout, packages)
 
 
 def checked_snapshot(
-    core: Path, bundle: LearnerBundle, cache_dir: Path, warn=lambda message: None
+    core: Path,
+    bundle: LearnerBundle,
+    cache_dir: Path,
+    warn=lambda message: None,
+    packages: SnapshotPackages | None = None,
 ) -> Snapshot:
     """:func:`ensure_snapshot`, with the files re-hashed: a damaged one is made again (``warn``
     hears why). Raises :class:`SnapshotError` if the new one is damaged too."""
-    snapshot = ensure_snapshot(core, bundle, cache_dir)
+    snapshot = ensure_snapshot(core, bundle, cache_dir, packages=packages)
     problem = snapshot.problem()
     if not problem:
         return snapshot
     warn(f"the cached memory snapshot is damaged ({problem}); making it again")
     snapshot.discard()
-    snapshot = ensure_snapshot(core, bundle, cache_dir)
+    snapshot = ensure_snapshot(core, bundle, cache_dir, packages=packages)
     problem = snapshot.problem()
     if problem:
         raise SnapshotError(f"the memory snapshot made in {cache_dir} is damaged: {problem}")
@@ -222,7 +300,13 @@ def _reason(stderr: str) -> str:
     return (said or lines or ["(no output)"])[-1]
 
 
-def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Snapshot:
+def _make(
+    core: Path,
+    bundle: LearnerBundle,
+    folder: Path,
+    timeout: float,
+    packages: SnapshotPackages | None = None,
+) -> Snapshot:
     """Run the Node maker into ``folder``, with the standard library stored there first; the
     snapshot's digest file, written last, marks it complete."""
     stdlib = folder / STDLIB
@@ -244,6 +328,7 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
             "stdlib": str(stdlib),
             "bundle": str(bundle_file),
             "out": str(folder / _FILE),
+            "packages": packages.job() if packages is not None else None,
         }
         job_file = Path(tmp) / "job.json"
         job_file.write_text(json.dumps(job))
@@ -261,9 +346,13 @@ def _make(core: Path, bundle: LearnerBundle, folder: Path, timeout: float) -> Sn
     if done.returncode != 0:
         raise SnapshotError(f"no snapshot for {core}: {_reason(done.stderr)}")
     _write_copy(folder / _FILE, "zstd")
+    try:
+        record = json.loads((folder / _PACKAGES).read_text()) if packages is not None else None
+    except (OSError, ValueError) as error:
+        raise SnapshotError(f"no snapshot with packages for {core}: {error}") from error
     stdlib_digest = _write_digest(stdlib, folder / _STDLIB_DIGEST)
     digest = _write_digest(folder / _FILE, folder / _DIGEST)
-    return Snapshot(folder / _FILE, digest, stdlib, stdlib_digest)
+    return Snapshot(folder / _FILE, digest, stdlib, stdlib_digest, record)
 
 
 def _write_digest(path: Path, to: Path) -> str:

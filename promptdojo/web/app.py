@@ -31,7 +31,12 @@ from promptdojo.pyodide.compressed import folder_copies
 from promptdojo.pyodide.dist import build_dir
 from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.release import COMMON_FILES, LOADERS, RELEASE_URL, Release
-from promptdojo.pyodide.snapshot import Snapshot, SnapshotError, checked_snapshot
+from promptdojo.pyodide.snapshot import (
+    Snapshot,
+    SnapshotError,
+    checked_snapshot,
+    snapshot_packages,
+)
 from promptdojo.web import offline, pages, pyodide_files, reference
 from promptdojo.web.assets import ASSETS_URL, AssetManifest
 from promptdojo.web.catalog import Catalog
@@ -71,6 +76,30 @@ def _snapshot(settings: Settings, core: Path, bundle: LearnerBundle) -> Snapshot
         log.warning("%s; pages will boot Python without a snapshot", exc)
         return None
     log.info("memory snapshot %s", snapshot.describe())
+    return snapshot
+
+
+def _packaged_snapshot(
+    settings: Settings, core: Path, bundle: LearnerBundle, packages: PackageStore, catalog: Catalog
+) -> Snapshot | None:
+    """The memory snapshot with the course's packages in it (numpy, its wheels on hand), which
+    restores with them imported; ``None`` without one (pages restore the plain snapshot and
+    install the packages after it)."""
+    if settings.snapshot_cache_dir is None or not settings.snapshot_packages:
+        return None
+    declared = sorted({name for lesson in catalog.lessons.values() for name in lesson.packages})
+    wheels = packages.on_hand_paths(declared) if declared else []
+    if not wheels:
+        return None
+    try:
+        held = snapshot_packages(core, wheels)
+        snapshot = checked_snapshot(
+            core, bundle, settings.snapshot_cache_dir, log.warning, packages=held
+        )
+    except SnapshotError as exc:
+        log.warning("%s; pages will install the lessons' packages after the restore", exc)
+        return None
+    log.info("memory snapshot with %s: %s", ", ".join(declared), snapshot.describe())
     return snapshot
 
 
@@ -195,6 +224,7 @@ def build_site(settings: Settings, parsed: ParseCache | None = None) -> Site:
         bundle=bundle,
         reference=reference.Reference(),
         snapshot=_snapshot(settings, core, plain),
+        packaged_snapshot=_packaged_snapshot(settings, core, plain, packages, catalog),
         release=release,
     )
     _course_links(site)

@@ -42,12 +42,14 @@ if TYPE_CHECKING:
 class SnapshotRef(TypedDict):
     """The memory snapshot a page restores: its URL, the SHA-256 it must have and its size in
     bytes (the wheels' download starts once half of it has come, download-order.js); and the URL of
-    the standard library it was made with, which Pyodide loads in place of its own."""
+    the standard library it was made with, which Pyodide loads in place of its own. A snapshot
+    with packages in it has their record (static/js/kernel/snapshot-packages.js), else null."""
 
     url: str
     sha256: str
     size: int
     stdlib: str
+    packages: dict[str, Any] | None
 
 
 class KernelConfig(TypedDict):
@@ -98,7 +100,7 @@ def kernel_config(
     wheels on hand for its packages in install order; ``imports``, what each step's cells import
     (the worker imports the opened step's before "ready", the other steps' after it)."""
     url = site.urls.of  # every URL below the site's base path
-    snapshot = site.snapshot
+    snapshot = site.snapshot_for(wheels)
     return KernelConfig(
         workerUrl=url(site.manifest.url("worker.js")),
         # The kernel worker fetches the snapshot and the wheels through it (downloads.js).
@@ -112,6 +114,7 @@ def kernel_config(
             sha256=snapshot.sha256,
             size=snapshot.size,
             stdlib=url(f"{SNAPSHOT_URL}/{snapshot.stdlib_filename}"),
+            packages=snapshot.packages,
         )
         if snapshot is not None
         else None,

@@ -201,8 +201,8 @@ def _files(app: FastAPI) -> dict[str, Path | bytes]:
     for name in site.pyodide_files():
         files[site.pyodide_url.lstrip("/") + name] = core / name
     files[f"{BUNDLE_URL}/{site.bundle.filename}".lstrip("/")] = site.bundle.data
-    if site.snapshot is not None:
-        for name, path in site.snapshot.served().items():  # with its standard library
+    for snapshot in site.snapshots():
+        for name, path in snapshot.served().items():  # with its standard library
             files[f"{SNAPSHOT_URL}/{name}".lstrip("/")] = path
     for file_name, path in _wheels(app).items():
         files[f"{PACKAGES_URL}/{file_name}".lstrip("/")] = path

@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -24,6 +24,9 @@ from promptdojo import __version__
 from promptdojo.web.headers import READ_METHODS, SECURITY_HEADERS
 from promptdojo.web.pyodide_files import BUNDLE_URL, PACKAGES_URL, SNAPSHOT_URL
 from promptdojo.web.site import Site, site_of
+
+if TYPE_CHECKING:
+    from promptdojo.pyodide.snapshot import Snapshot
 
 SERVICE_WORKER_URL = "/sw.js"
 _SOURCE_MAP = "//# sourceMappingURL="
@@ -81,20 +84,25 @@ def course_urls(site: Site) -> tuple[list[str], list[str]]:
     catalog = site.catalog
     pages = [urls.base]
     packages: set[str] = set()
+    # The snapshots the lessons' pages restore (a course all of numpy never needs the plain one).
+    snapshots: dict[str, Snapshot] = {}
     for lesson in catalog.lessons.values():
         pages += [urls.step(lesson.id, step.number) for step in lesson.steps]
         packages.update(lesson.packages)
+        restored = site.snapshot_for(site.packages.on_hand(lesson.packages))
+        if restored is not None:
+            snapshots[restored.filename] = restored
     manifest = site.manifest
     files = [urls.of(manifest.url(name)) for name in manifest.files if name not in _NOT_CACHED]
     files += [urls.of(site.pyodide_url) + name for name in site.pyodide_files()]
     files.append(urls.of(f"{BUNDLE_URL}/{site.bundle.filename}"))
-    if site.snapshot is not None:
-        files += [urls.of(f"{SNAPSHOT_URL}/{name}") for name in site.snapshot.served()]
+    for snapshot in snapshots.values():
+        files += [urls.of(f"{SNAPSHOT_URL}/{name}") for name in snapshot.served()]
     files += [
         urls.of(f"{PACKAGES_URL}/{entry['file_name']}") for entry in site.packages.on_hand(packages)
     ]
     files += [urls.of(served.url) for served in site.compiled.values()]
-    return pages, files
+    return pages, list(dict.fromkeys(files))  # the snapshots share their standard library
 
 
 def _served_version(site: Site, pages: list[str], files: list[str]) -> str:

@@ -36,11 +36,14 @@ async def learner_bundle(request: Request, filename: str) -> Response:
 async def memory_snapshot(request: Request, filename: str) -> Response:
     """The memory snapshot the worker restores, or the standard library it was made with, under
     its content hash, sent precompressed."""
-    snapshot = site_of(request).snapshot
-    path = snapshot.served().get(filename) if snapshot is not None else None
-    if path is None:
-        current = snapshot.filename if snapshot else "none (this server boots Python cold)"
+    site = site_of(request)
+    found = [(s, s.served()[filename]) for s in site.snapshots() if filename in s.served()]
+    if not found:
+        current = ", ".join(s.filename for s in site.snapshots()) or (
+            "none (this server boots Python cold)"
+        )
         raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
+    snapshot, path = found[0]
     media_type = "application/zip" if filename.endswith(".zip") else "application/octet-stream"
     accepted = request.headers.get("accept-encoding", "")
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}

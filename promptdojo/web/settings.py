@@ -25,6 +25,9 @@ class Settings:
     pyodide_dir: Path | None = None
     #: Where memory snapshots are kept and made (``None``: no snapshot; every page boots cold).
     snapshot_cache_dir: Path | None = None
+    #: Make a second snapshot with the lessons' packages imported (numpy), which their pages
+    #: restore instead; ``False``: they restore the plain one and install the packages after it.
+    snapshot_packages: bool = True
     #: Where compressed copies of an unpacked release's files are kept (``None``: sent as they
     #: are); the export's compressed copies come from here too.
     compressed_cache_dir: Path | None = None

@@ -51,6 +51,9 @@ class Site:
     reference: Reference
     #: The memory snapshot pages restore; None: they boot Python from scratch.
     snapshot: Snapshot | None = None
+    #: The snapshot with the course's packages in it (numpy), which the pages of a lesson that
+    #: declares them all restore instead (promptdojo.pyodide.snapshot's SnapshotPackages).
+    packaged_snapshot: Snapshot | None = None
     #: The lessons' wheels compiled to bytecode, by wheel file name (web.compiled).
     compiled: dict[str, ServedWheel] = field(default_factory=dict)
     #: The export's compressed twins, by the URL of the file each stands for (web.twins).
@@ -59,6 +62,14 @@ class Site:
     release: Release | None = None
     #: The service worker's script and the catalog it was made for (web.offline).
     service_worker: tuple[Catalog, bytes] | None = None
+
+    def snapshots(self) -> list[Snapshot]:
+        """The memory snapshots pages restore (each with its standard library)."""
+        return [s for s in (self.snapshot, self.packaged_snapshot) if s is not None]
+
+    def snapshot_for(self, wheels: list[dict]) -> Snapshot | None:
+        """The snapshot the pages of a lesson whose wheels are ``wheels`` restore."""
+        return snapshot_for(self.snapshot, self.packaged_snapshot, wheels)
 
     def pyodide_files(self) -> list[str]:
         """The names of Pyodide's own files pages may fetch, from its folder: with a snapshot,
@@ -70,6 +81,19 @@ class Site:
             for name in (*COMMON_FILES, *LOADERS)
             if name not in unused and (core / name).is_file()
         ]
+
+
+def snapshot_for(
+    plain: Snapshot | None, packaged: Snapshot | None, wheels: list[dict]
+) -> Snapshot | None:
+    """The snapshot a lesson's pages restore, given its wheels (lock entries, in install order):
+    ``packaged`` when they are exactly the wheels it holds, with the same contents; else
+    ``plain`` (a page then installs its packages after the restore)."""
+    if packaged is not None and packaged.packages is not None and wheels:
+        held = [list(pair) for pair in packaged.packages["wheels"]]
+        if held == [[entry["file_name"], entry["sha256"]] for entry in wheels]:
+            return packaged
+    return plain
 
 
 def site_of(request: Request) -> Site:

@@ -60,8 +60,7 @@ def export_twins(site: Site, cache_dir: Path) -> dict[str, Twin]:
         if name not in _NOT_EXPORTED:
             files[manifest.url(name)] = manifest.root / built
     twins = {url: twin for url, path in files.items() if (twin := _twin(url, path, cache_dir))}
-    snapshot = site.snapshot
-    if snapshot is not None:  # the snapshot, and the standard library it was made with
+    for snapshot in site.snapshots():  # each snapshot, and the standard library it was made with
         for name, path in snapshot.served().items():
             if snapshot.encoded("zst", path).is_file():
                 url = f"{SNAPSHOT_URL}/{name}"

@@ -9,6 +9,7 @@ must fail on the starter and pass on the solution.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from tests.e2e.conftest import (
     fresh_page,
     run,
     run_code,
+    start_server,
+    stop_server,
     wait_ready,
 )
 from tests.e2e.test_stop import WORKER_SCRIPT
@@ -82,18 +85,38 @@ RUNS_TOGETHER = """(() => {
 })()"""
 
 
+@pytest.fixture(scope="module")
+def plain_snapshot_server(
+    real_lessons: Path, numpy_release: object, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The real lessons with numpy, restored from the snapshot without it
+    (``--no-snapshot-packages``): numpy is installed and imported after the restore, and the
+    other steps' modules after "ready"."""
+    srv = start_server(
+        real_lessons,
+        tmp_path_factory.mktemp("plain-snapshot"),
+        "--pyodide-dir",
+        str(numpy_release.path),
+        "--offline",
+        "--no-snapshot-packages",
+    )
+    yield srv
+    stop_server(srv)
+
+
 def test_runs_sent_before_ready_go_before_the_other_steps_imports(
-    browser: Browser, numpy_lessons_server: Server
+    browser: Browser, plain_snapshot_server: Server
 ) -> None:
     """From "ready" on, the worker imports the other steps' modules (the tiny model's, step
     2's) one per turn; runs waiting to start go first. Sent while Python starts, they all run
     before any of those imports, with nothing imported between two of them (which would make a
-    learner's chain of cells wait)."""
+    learner's chain of cells wait). (A snapshot with numpy holds every module of the library:
+    this is the page restored from the one without.)"""
     page = browser.new_context().new_page()
     try:
         held: list[Route] = []
         page.route(WORKER_SCRIPT, lambda route: held.append(route))
-        page.goto(f"{numpy_lessons_server.url}/lessons/decoding-kv-cache-quantization/1")
+        page.goto(f"{plain_snapshot_server.url}/lessons/decoding-kv-cache-quantization/1")
         expect(page.locator(".kernel-status")).to_have_attribute("data-phase", "loading")
         assert page.evaluate(RUNS_TOGETHER) is False  # sent before Python could be ready
         deadline = time.monotonic() + 60
@@ -103,6 +126,8 @@ def test_runs_sent_before_ready_go_before_the_other_steps_imports(
         for route in held:
             route.continue_()
         seen = page.evaluate("window.together")
+        assert page.evaluate(READY)["inSnapshot"] == [], page.evaluate(READY)
+        assert "numpy" in page.evaluate(READY)["importedAfterRestore"]
         assert len(set(seen)) == 1, "\n".join(seen)
         assert "promptdojo.decoding" in seen[0], seen[0]  # the step's own imports, at the boot
         assert "promptdojo.tinylm" not in seen[0], seen[0]

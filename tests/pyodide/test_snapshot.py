@@ -19,10 +19,12 @@ from promptdojo.pyodide.lock import Lock
 from promptdojo.pyodide.node import RUNNER, boot_module, node
 from promptdojo.pyodide.release import Release
 from promptdojo.pyodide.snapshot import (
+    Snapshot,
     SnapshotError,
     cached_snapshot,
     ensure_snapshot,
     snapshot_key,
+    snapshot_packages,
 )
 from tests.conftest import ROOT
 from tests.e2e.conftest import SNAPSHOTS
@@ -134,11 +136,12 @@ def restored_run(
     script: str,
     packages: list[str],
     stdlib: Path | None = None,
+    snapshot: Snapshot | None = None,
 ) -> set[str]:
-    """Restore the snapshot of ``release`` under Node, boot as a page does (``packages``
-    installed, the warm-up run, the snapshot's standard library or ``stdlib``), run
-    ``script``; the lines it printed."""
-    snapshot = ensure_snapshot(release.path, build_bundle(), SNAPSHOTS)
+    """Restore the snapshot of ``release`` (or ``snapshot``) under Node, boot as a page does
+    (``packages`` installed, the snapshot's standard library or ``stdlib``), run ``script``; the
+    lines it printed."""
+    snapshot = snapshot or ensure_snapshot(release.path, build_bundle(), SNAPSHOTS)
     lock = Lock.read(release.path, version=release.version)
     bundle = folder / "bundle.zip"
     bundle.write_bytes(build_bundle().data)
@@ -157,6 +160,7 @@ def restored_run(
                     "path": str(snapshot.path),
                     "sha256": snapshot.sha256,
                     "stdlib": str(stdlib or snapshot.stdlib),
+                    "packages": snapshot.packages,
                 },
                 "script": script,
             }
@@ -214,3 +218,76 @@ def test_a_restore_reads_the_standard_library_it_was_made_with(
             [],
             stdlib=numpy_release.path / "python_stdlib.zip",
         )
+
+
+#: Run first after the boot: whether the snapshot's imports came with it, then numpy at work (its
+#: libraries' code and data where the snapshot's objects point), the global generator seeded
+#: afresh, and a module of numpy the snapshot did not import, read from the files written.
+_NUMPY_AT_WORK = """\
+import sys
+print("held:" + str("promptdojo.serving" in sys.modules))  # of the snapshot's imports only
+import numpy as np
+from promptdojo.decoding import softmax
+print(int(np.arange(10).sum()), round(float(np.linalg.inv(np.eye(2) * 2)[0, 0]), 2))
+print(np.random.default_rng(0).integers(0, 1000, 3).tolist())
+print("draw:" + repr(np.random.random()))
+print("late:" + str("numpy.lib.recfunctions" in sys.modules))
+from numpy.lib import recfunctions
+print(recfunctions.get_names(np.dtype([("a", int)])), softmax(np.zeros(2)).tolist())
+import gc
+gc.collect()
+0
+"""
+
+
+def packaged_snapshot(release: Release) -> Snapshot:
+    """``release``'s snapshot with numpy in it, as a server with numpy's wheel makes it."""
+    lock = Lock.read(release.path, version=release.version)
+    wheels = [(entry, release.path / entry["file_name"]) for entry in lock.install_order(["numpy"])]
+    held = snapshot_packages(release.path, wheels)
+    return ensure_snapshot(release.path, build_bundle(), SNAPSHOTS, packages=held)
+
+
+def test_a_snapshot_holds_numpy_imported_and_a_page_restores_it(
+    numpy_release: Release, tmp_path: Path
+) -> None:
+    """numpy's libraries are loaded before the snapshot is made and before it is restored, at the
+    same places: the restored interpreter has numpy imported and working, its global generator
+    seeded again, and the modules it did not import importable."""
+    snapshot = packaged_snapshot(numpy_release)
+    record = snapshot.packages
+    assert record is not None
+    assert record["packages"] == ["numpy"]
+    assert {"numpy", "promptdojo.decoding"} <= set(record["imports"])
+    assert len(record["libraries"]) == len(record["tableBases"]) > 1
+    printed = restored_run(numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=snapshot)
+    # The same numbers as CPython's numpy (the generator's stream is numpy's own, everywhere),
+    # and a module numpy had not imported, read from the files written after the restore.
+    expected = {"held:True", "45", "0.5", "[850,", "636,", "511]", "late:False", "('a',)", "[0.5,"}
+    assert expected <= printed, printed
+    # The global generator is seeded again on each restore, as on a cold boot: the snapshot's
+    # own state would give every page the same draws.
+    again = restored_run(numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=snapshot)
+    draws = [{word for word in run if word.startswith("draw:")} for run in (printed, again)]
+    assert all(len(words) == 1 for words in draws), draws
+    assert draws[0] != draws[1], draws
+
+
+def test_a_snapshot_whose_libraries_would_sit_elsewhere_is_not_restored(
+    numpy_release: Release, tmp_path: Path
+) -> None:
+    """A record that does not match where the page's boot puts the libraries (another heap end,
+    other table slots) is refused after the boot, before Python runs: the page boots from
+    scratch and installs numpy itself."""
+    snapshot = packaged_snapshot(numpy_release)
+    for broken in (
+        {**snapshot.packages, "heapBase": snapshot.packages["heapBase"] + 16},
+        {
+            **snapshot.packages,
+            "tableBases": [base + 1 for base in snapshot.packages["tableBases"]],
+        },
+        {**snapshot.packages, "libraries": snapshot.packages["libraries"][1:]},
+    ):
+        moved = dataclasses.replace(snapshot, packages=broken)
+        printed = restored_run(numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=moved)
+        assert {"held:False", "45", "0.5", "[850,", "('a',)"} <= printed, printed

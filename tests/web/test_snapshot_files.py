@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -20,6 +21,7 @@ from promptdojo.pyodide.dist import core_dir
 from promptdojo.pyodide.snapshot import Snapshot
 from promptdojo.web.app import create_app
 from promptdojo.web.settings import Settings
+from promptdojo.web.site import snapshot_for
 from tests.support.snapshots import plant
 
 DATA = b"a planted snapshot " * 1000
@@ -49,6 +51,8 @@ def test_the_page_names_the_snapshot_and_it_is_served_immutable(
         # Decoded bytes: the page counts them as they come (the wheels start halfway).
         "size": len(DATA),
         "stdlib": f"/snapshot/python_stdlib-{stdlib[:16]}.zip",
+        # No package in it: the page installs the lesson's after the restore.
+        "packages": None,
     }
     # The worker asks for it as it starts; the page itself does not (test_pages.py).
     # Precompressed: sent as stored (httpx would decode it; read the raw stream).
@@ -183,3 +187,20 @@ def test_a_compressed_copy_that_decodes_to_other_bytes_is_damage(tmp_path: Path)
     (folder / "python_stdlib.zip.gz").unlink()
     stdlib.write_bytes(stored[:-1])
     assert snapshot.problem() == f"{stdlib} does not match its recorded SHA-256 {digest}"
+
+
+def test_a_lesson_restores_the_snapshot_that_holds_exactly_its_wheels(tmp_path: Path) -> None:
+    """The snapshot with packages goes to the pages of a lesson whose wheels are the ones it
+    holds, the same files with the same contents; every other lesson restores the plain one."""
+    plain = Snapshot(tmp_path / "plain.bin", "a" * 64, tmp_path / "stdlib.zip", "b" * 64)
+    numpy = {"file_name": "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "sha256": "c" * 64}
+    packaged = dataclasses.replace(
+        plain, sha256="d" * 64, packages={"wheels": [[numpy["file_name"], numpy["sha256"]]]}
+    )
+    assert snapshot_for(plain, packaged, [numpy]) is packaged
+    assert snapshot_for(plain, packaged, []) is plain
+    assert snapshot_for(plain, packaged, [{**numpy, "sha256": "e" * 64}]) is plain
+    other = {"file_name": "six-1.16.0-py2.py3-none-any.whl", "sha256": "f" * 64}
+    assert snapshot_for(plain, packaged, [numpy, other]) is plain
+    assert snapshot_for(plain, None, [numpy]) is plain
+    assert snapshot_for(None, packaged, [numpy]) is packaged

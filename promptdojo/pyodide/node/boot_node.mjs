@@ -3,8 +3,8 @@
 // The job names every path: "boot" (boot.js), "pyodide" (the core folder), "packageDir" (cached
 // package wheels), "packages" (to load), "packageWheels" (their wheels in install order:
 // {name, file_name, sha256, install_dir, path}), "bundle" (the learner bundle zip) and, optionally,
-// "snapshot" {path, sha256, stdlib}: a memory snapshot to restore, and the standard library it was
-// made with (promptdojo.pyodide.snapshot).
+// "snapshot" {path, sha256, stdlib, packages}: a memory snapshot to restore, the standard library
+// it was made with, and the record of the packages it holds, if any (promptdojo.pyodide.snapshot).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -34,6 +34,7 @@ export async function bootInNode(job, onStream = () => {}, onPhase = () => {}) {
     }),
     bundle: new Uint8Array(await readFile(job.bundle)),
     snapshot,
+    snapshotPackages: job.snapshot?.packages ?? null,
     onStream,
     onPhase,
     pyodideOptions: {

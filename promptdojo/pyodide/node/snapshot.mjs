@@ -1,10 +1,12 @@
 // Make a memory snapshot of a booted Pyodide: `node snapshot.mjs JOB`.
 //
-// JOB: {boot, pyodide, stdlib, bundle, out}. boot.js's `makeSnapshot` boots the core in `pyodide`
-// with the standard library `stdlib` (promptdojo.pyodide.stdlib), installs the learner bundle,
-// imports the kernel and takes the snapshot; it is written to `out` without its all-zero pages
-// (static/js/kernel/snapshot-file.js), with `out.br` and `out.gz` beside it (the server never
-// compresses per request).
+// JOB: {boot, pyodide, stdlib, bundle, out, packages}. boot.js's `makeSnapshot` boots the core in
+// `pyodide` with the standard library `stdlib` (promptdojo.pyodide.stdlib), installs the learner
+// bundle, imports the kernel and takes the snapshot; it is written to `out` without its all-zero
+// pages (static/js/kernel/snapshot-file.js), with `out.br` and `out.gz` beside it (the server never
+// compresses per request). With `packages` ({wheels, folder, imports}: each wheel's lock entry and
+// `path`), their libraries are loaded first and `imports` imported, and what a page needs to
+// restore them is written to `out.json` (static/js/kernel/snapshot-packages.js).
 //
 // The same inputs give the same bytes: while the snapshot is made, the clocks and the entropy
 // source that the interpreter reads at start-up (hash secret, allocator and `random` seeds, file
@@ -41,11 +43,20 @@ async function main() {
   const core = path.resolve(job.pyodide) + path.sep;
   const bundle = new Uint8Array(await readFile(job.bundle));
   const { loadPyodide } = await import(pathToFileURL(path.join(core, "pyodide.mjs")).href);
-  const { makeSnapshot, packSnapshot } = await import(pathToFileURL(path.resolve(job.boot)).href);
+  const boot = await import(pathToFileURL(path.resolve(job.boot)).href);
   fixStartupInputs();
+  const packages = job.packages && {
+    prepared: boot.prepareWheels(
+      job.packages.wheels.map(({ path: file, ...entry }) => ({ ...entry, bytes: readFile(file) })),
+    ),
+    folder: job.packages.folder,
+    imports: job.packages.imports,
+  };
+  const where = { loadPyodide, indexURL: core, stdLibURL: job.stdlib };
+  const made = await boot.makeSnapshot(where, bundle, packages);
   // The file pages fetch: the snapshot without its all-zero pages (static/js/kernel/snapshot-file.js).
-  const made = await makeSnapshot({ loadPyodide, indexURL: core, stdLibURL: job.stdlib }, bundle);
-  const data = packSnapshot(made);
+  const data = boot.packSnapshot(made.bytes);
+  if (made.packages) await writeFile(`${job.out}.json`, JSON.stringify(made.packages));
   const br = brotliCompressSync(data, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: 9,

@@ -5,12 +5,15 @@
 // between the two (how `loadPyodide` is found, where the bundle bytes come from) is passed in.
 import { bootMark } from "../shared/protocol.js";
 import { importAll, withImports } from "./imports.js";
-import { installLibrary, LIBRARY_PACKAGE } from "./library.js";
+import { LIBRARY_PACKAGE } from "./library.js";
+import { packagedSnapshot, startPython } from "./interpreter.js";
 import { installWheels, prepareWheels, unzipArchive, wheelsCover } from "./wheels.js";
 
 export { LIBRARY_DIR } from "./library.js";
 // The snapshot's maker, for the Node script that makes it (promptdojo/pyodide/node/snapshot.mjs).
 export { makeSnapshot, zeroFreeHeap } from "./snapshot-make.js";
+// The snapshot's maker prepares the wheels of the packages it holds as pages do.
+export { prepareWheels } from "./wheels.js";
 
 /**
  * A UTF-8 stream writer for Pyodide's `setStdout`/`setStderr` `write` option: it passes on text as
@@ -28,36 +31,9 @@ function streamWriter(emit) {
   };
 }
 
-/**
- * Run in a restored interpreter before anything else. `random`, if the snapshot imported it,
- * holds the generator state of the build: it is seeded again from the browser's `crypto`, as a
- * cold boot would be. The file system is not part of a memory snapshot: the learner bundle is
- * written again later (`writeLibrary`); its modules already imported stay imported, and
- * `sys.path` already holds its folder.
- */
-const AFTER_RESTORE = `
-import sys
-if "random" in sys.modules:
-    sys.modules["random"].seed()
-import promptdojo.kernel
-`;
-
 export { checkedSnapshot, packSnapshot } from "./snapshot-file.js";
 // The stop rule, for the Node check (check.mjs), which gets the worker's code through this module.
 export { escalateStop, GAVE_UP } from "../shared/stopper.js";
-
-/**
- * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be,
- * but for the learner bundle's files (`writeLibrary`). Pyodide awaits the promise itself, after
- * it has started fetching its lock file and loader.
- */
-async function restore(loadPyodide, config, snapshot) {
-  const pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
-  bootMark("restored");
-  pyodide.runPython(AFTER_RESTORE);
-  bootMark("after-restore");
-  return pyodide;
-}
 
 /**
  * Install the prepared wheels; returns null, or why they could not be used (the packages are then
@@ -72,13 +48,6 @@ async function installPrepared(pyodide, prepared) {
     console.warn(`promptdojo: installing the lesson's packages through Pyodide instead: ${why}`);
     return why;
   }
-}
-
-/** Boot an interpreter from scratch and install the learner bundle. */
-async function coldBoot(loadPyodide, config, library) {
-  const pyodide = await loadPyodide(config);
-  installLibrary(pyodide, await library);
-  return pyodide;
 }
 
 /**
@@ -140,6 +109,8 @@ async function loadMissing(pyodide, packages, bootErrors) {
  *   learner library (a promise: the interpreter starts while it downloads), or a promise of it
  *   unzipped (`unzipArchive`'s `{names, files}`: the browser's download worker unzips it).
  * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
+ * @param {object} [options.snapshotPackages]  The record of the packages the snapshot holds
+ *   (`makeSnapshot`'s `packages`), whose prepared wheels' libraries are then loaded before it.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
  * @param {(phase: string, detail?: object) => void} [options.onPhase]  Boot progress.
  * @param {object} [options.pyodideOptions]  More `loadPyodide` options (Node: `packageCacheDir`).
@@ -156,6 +127,7 @@ export async function bootCellRunner({
   prepared: preparedWheels,
   bundle,
   snapshot,
+  snapshotPackages = null,
   onStream,
   onPhase = () => {},
   pyodideOptions = {},
@@ -184,24 +156,21 @@ export async function bootCellRunner({
     stderr: (line) => bootErrors.push(line),
   };
   if (packageBaseUrl) config.packageBaseUrl = packageBaseUrl;
-  let [pyodide, snapshotFailed] = [null, null];
-  if (snapshot) {
-    try {
-      pyodide = await restore(loadPyodide, config, snapshot);
-    } catch (error) {
-      const why = String(error?.message ?? error).trim().split("\n").at(-1);
-      snapshotFailed = why.startsWith("the snapshot") ? why : `the snapshot did not restore (${why})`;
-      onPhase("starting", { packages, snapshot: false, snapshotFailed });
-    }
-  }
-  const restored = Boolean(pyodide);
-  pyodide ??= await coldBoot(loadPyodide, config, library);
+  const { pyodide, restored, snapshotFailed, inSnapshot, heldImports } = await startPython({
+    loadPyodide,
+    config,
+    snapshot,
+    packaged: packagedSnapshot(snapshotPackages, prepared),
+    library,
+    onFailed: (why) => onPhase("starting", { packages, snapshot: false, snapshotFailed: why }),
+  });
   pyodide.setStdout(streamWriter((text) => onStream("stdout", text)));
   pyodide.setStderr(streamWriter((text) => onStream("stderr", text)));
   const kernelModule = pyodide.pyimport("promptdojo.kernel");
   // Packages already loaded here came in with the interpreter's start, not after it.
   onPhase("python-ready", { preloaded: packages.filter((n) => pyodide.loadedPackages[n]) });
-  const wheelsFailed = prepared ? await installPrepared(pyodide, prepared) : null;
+  const install = prepared && !inSnapshot.length; // the snapshot's packages are installed
+  const wheelsFailed = install ? await installPrepared(pyodide, prepared) : null;
   bootMark("installed");
   const missing = await loadMissing(pyodide, packages, bootErrors);
   const newRunner = () => new CellRunner(pyodide, newKernel(kernelModule, missing), missing);
@@ -220,8 +189,10 @@ export async function bootCellRunner({
     wheelsFailed,
     // What came with its modules' bytecode, so that importing it compiled nothing.
     bytecode: await withBytecode(library, prepared, wheelsFailed),
-    // Imported after the restore: a package's native code cannot be in a snapshot.
-    importedAfterRestore,
+    // The packages restored with the snapshot, their libraries loaded before it; and the modules
+    // imported after the restore (those it held are imported already).
+    inSnapshot,
+    importedAfterRestore: importedAfterRestore.filter((name) => !heldImports.includes(name)),
     // A typical cell, run once unseen: the first Run pays no first-call compiling.
     warmUp,
   });

@@ -2,7 +2,14 @@
 // its free heap zeroed. The Node script behind `promptdojo pyodide snapshot` calls `makeSnapshot`
 // through boot.js; pages restore what it made (boot.js, `restore`).
 import { installLibrary } from "./library.js";
-import { unzipArchive } from "./wheels.js";
+import {
+  catchModule,
+  heapEnd,
+  librariesOf,
+  loadLibrariesEarly,
+  openedLibraries,
+} from "./snapshot-packages.js";
+import { unzipArchive, writeWheels } from "./wheels.js";
 
 /**
  * What a snapshot has imported: the kernel; `importlib.metadata`, which installing a package
@@ -65,19 +72,61 @@ export function zeroFreeHeap(module) {
 /**
  * Make a memory snapshot (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot`): the
  * interpreter with the learner bundle installed and `promptdojo.kernel` imported, its free heap
- * zeroed. No package is loaded (Pyodide cannot snapshot after loading one with native code), and
- * no JavaScript object is held by Python. Returns Pyodide's bytes (`packSnapshot` makes them the
- * file pages fetch). With `stdLibURL`, the standard library is that archive, not the core's: a
- * page restores the snapshot with the same one (Python's zip importer holds its members' offsets).
+ * zeroed, and no JavaScript object held by Python. With `stdLibURL`, the standard library is that
+ * archive, not the core's: a page restores the snapshot with the same one (Python's zip importer
+ * holds its members' offsets). Returns `{bytes, packages}`: Pyodide's bytes (`packSnapshot` makes
+ * them the file pages fetch), and null or what a page needs to restore the packages in it.
+ *
+ * With `packages` (`{prepared, folder, imports}`: prepared wheels, wheels.js, whose libraries go
+ * into `folder`, and the modules to import), their libraries are loaded before the runtime
+ * starts (snapshot-packages.js) and `imports` imported: a page restores them with it.
  */
-export async function makeSnapshot({ loadPyodide, indexURL, stdLibURL }, bundle) {
+export async function makeSnapshot({ loadPyodide, indexURL, stdLibURL }, bundle, packages = null) {
+  const early =
+    packages && loadLibrariesEarly(packages.prepared, packages.folder, null, catchModule());
   const pyodide = await loadPyodide({
     indexURL,
     ...(stdLibURL ? { stdLibURL } : {}),
+    ...(early ? { fsInit: early.fsInit } : {}),
     _makeSnapshot: true,
   });
+  if (early?.failure()) throw early.failure();
   installLibrary(pyodide, await unzipArchive(new Uint8Array(bundle), "the learner bundle"));
+  const record = packages ? await withPackages(pyodide, packages, early.layout) : null;
   pyodide.runPython(SNAPSHOT_IMPORTS);
+  if (record) record.opened = openedLibraries(pyodide);
   zeroFreeHeap(pyodide._module);
-  return pyodide.makeMemorySnapshot();
+  // Pyodide's snapshot expects its list of loaded packages empty (it checks what Python holds of
+  // JavaScript); a page that restores the packages lists them again.
+  for (const name of record?.packages ?? []) delete pyodide.loadedPackages[name];
+  return { bytes: pyodide.makeMemorySnapshot(), packages: record };
+}
+
+/** Write the packages' files into a boot that loaded their libraries, import `imports`. */
+async function withPackages(pyodide, { prepared, folder, imports }, layout) {
+  const wheels = await prepared;
+  const { layout: libraries } = librariesOf(wheels, folder);
+  const heapBase = heapEnd(pyodide);
+  const installed = pyodide._api.package_loader.get_install_dir("site");
+  if (installed !== folder) throw new Error(`site-packages is ${installed}, not ${folder}`);
+  writeWheels(pyodide, wheels);
+  const module = pyodide.pyimport("promptdojo.kernel_warm_up");
+  try {
+    const done = module.import_modules(imports).toJs();
+    const failed = imports.filter((name) => !done.includes(name));
+    if (failed.length) throw new Error(`the snapshot's imports failed: ${failed.join(", ")}`);
+  } finally {
+    module.destroy();
+  }
+  // A typical cell run once with them: what Python sets up on its first calls comes restored.
+  pyodide.runPython(`import promptdojo.kernel\npromptdojo.kernel.Kernel().warm_up(numpy=True)`);
+  return {
+    packages: wheels.map((wheel) => wheel.name),
+    wheels: wheels.map((wheel) => [wheel.file_name, wheel.sha256]),
+    folder,
+    libraries,
+    imports,
+    heapBase,
+    ...layout,
+  };
 }

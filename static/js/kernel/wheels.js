@@ -241,14 +241,18 @@ function tableNames(module) {
  * (0 in Pyodide 0.29's Emscripten, -1 in later ones): ten thousand entries of Pyodide's own,
  * thirteen times for numpy, the install's largest cost. A library reaches the table by name only
  * (its imports; its exports, which the loader enters there), so each one meets the same entries
- * it would have met; the passes skip resolved entries, so they do the same work.
+ * it would have met; the passes skip resolved entries, so they do the same work. The linker's
+ * own entries (`__heap_base`, which the loader moves past each library's data before the
+ * runtime starts, snapshot-packages.js) stay.
  */
-async function withResolvedSetAside(GOT, libraries, load) {
+export async function withResolvedSetAside(GOT, libraries, load) {
   if (!GOT || libraries.length === 0) return load();
   const named = new Set(libraries.flatMap(([, module]) => tableNames(module)));
   const aside = {};
   for (const [name, entry] of Object.entries(GOT)) {
-    if (named.has(name) || entry.value === 0 || entry.value === -1) continue;
+    if (named.has(name) || name.startsWith("__") || entry.value === 0 || entry.value === -1) {
+      continue;
+    }
     aside[name] = entry;
     delete GOT[name];
   }
@@ -265,21 +269,39 @@ async function withResolvedSetAside(GOT, libraries, load) {
   return result;
 }
 
+/** Write a prepared wheel's files and Pyodide's records of it; returns the folder it went to. */
+function writeWheel(pyodide, wheel) {
+  const folder = pyodide._api.package_loader.get_install_dir(wheel.install_dir ?? "site");
+  writeArchive(pyodide.FS, folder, wheel);
+  for (const [record, text] of Object.entries(RECORDS)) {
+    pyodide.FS.writeFile(`${folder}/${wheel.distInfo}/${record}`, text);
+  }
+  return folder;
+}
+
 /** Install prepared wheels into `pyodide`, dependencies first, as `loadPackage` would. */
 export async function installWheels(pyodide, prepared) {
   const { FS, _api: api, _module: module } = pyodide;
   for (const wheel of prepared) {
-    const folder = api.package_loader.get_install_dir(wheel.install_dir ?? "site");
-    writeArchive(FS, folder, wheel);
-    for (const [record, text] of Object.entries(RECORDS)) {
-      FS.writeFile(`${folder}/${wheel.distInfo}/${record}`, text);
-    }
+    const folder = writeWheel(pyodide, wheel);
     await withResolvedSetAside(module?.GOT, wheel.libraries, async () => {
       for (const [name, compiled] of wheel.libraries) {
         await preloadLibrary(FS, `${folder}/${name}`, compiled);
       }
     });
     for (const [name] of wheel.libraries) await api.loadDynlib(`${folder}/${name}`);
+    pyodide.loadedPackages[wheel.name] = CHANNEL;
+  }
+  pyodide.runPython("import importlib\nimportlib.invalidate_caches()");
+}
+
+/**
+ * Write prepared wheels whose libraries are loaded already (snapshot-packages.js: by the boot, for
+ * a snapshot that holds the packages): their files, and the packages listed as loaded.
+ */
+export function writeWheels(pyodide, prepared) {
+  for (const wheel of prepared) {
+    writeWheel(pyodide, wheel);
     pyodide.loadedPackages[wheel.name] = CHANNEL;
   }
   pyodide.runPython("import importlib\nimportlib.invalidate_caches()");

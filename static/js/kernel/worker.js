@@ -263,6 +263,8 @@ async function init(config, step) {
       // needs it only for the learner library's imports, after numpy's (boot.js).
       bundle: downloads.bundle,
       snapshot: downloads.snapshot,
+      // A snapshot with the lesson's packages in it: their libraries load before it restores.
+      snapshotPackages: config.snapshot?.packages ?? null,
       onStream,
       onPhase: phase,
       imports: config.imports?.[step] ?? [],

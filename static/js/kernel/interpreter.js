@@ -1,0 +1,88 @@
+// Starting the interpreter: restored from a memory snapshot, or booted from scratch when there is
+// none or anything about it fails (boot.js goes on from either).
+import { bootMark } from "../shared/protocol.js";
+import { installLibrary } from "./library.js";
+import { catchModule, loadLibrariesEarly, reopenLibraries } from "./snapshot-packages.js";
+import { writeWheels } from "./wheels.js";
+
+/**
+ * Run in a restored interpreter before anything else. `random`, if the snapshot imported it,
+ * holds the generator state of the build, and so does numpy's global generator: each is seeded
+ * again from the browser's `crypto`, as a cold boot would seed it. The file system is not part
+ * of a memory snapshot: the learner bundle is written again later (`writeLibrary`); its modules
+ * already imported stay imported, and `sys.path` already holds its folder.
+ */
+const AFTER_RESTORE = `
+import sys
+if "random" in sys.modules:
+    sys.modules["random"].seed()
+if "numpy.random" in sys.modules:
+    sys.modules["numpy.random"].seed()
+import promptdojo.kernel
+`;
+
+/**
+ * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be,
+ * but for the learner bundle's files (`writeLibrary`). Pyodide awaits the promise itself, after
+ * it has started fetching its lock file and loader. A snapshot that holds packages (`packaged`:
+ * `{record, prepared}`, the snapshot's record and a promise of the prepared wheels) has their
+ * libraries loaded before the restore, and their files written after it (snapshot-packages.js);
+ * if they are not the snapshot's, or do not load, or sit elsewhere, it throws.
+ */
+async function restore(loadPyodide, config, snapshot, packaged) {
+  const { record, prepared } = packaged ?? {};
+  const early = packaged && loadLibrariesEarly(prepared, record.folder, record, catchModule());
+  // With packages, nothing is restored unless the page's libraries are the snapshot's.
+  const bytes = early ? Promise.all([snapshot, early.libraries]).then(([b]) => b) : snapshot;
+  const options = early ? { fsInit: early.fsInit } : {};
+  const pyodide = await loadPyodide({ ...config, ...options, _loadSnapshot: bytes });
+  bootMark("restored");
+  if (packaged) {
+    if (early.failure()) throw early.failure();
+    reopenLibraries(pyodide, record, early.layout);
+    writeWheels(pyodide, await packaged.prepared);
+  }
+  pyodide.runPython(AFTER_RESTORE);
+  bootMark("after-restore");
+  return pyodide;
+}
+
+/** What restoring a snapshot that holds packages needs, or null (see `restore`). */
+export function packagedSnapshot(record, prepared) {
+  if (!record || !prepared) return null;
+  return { record, prepared };
+}
+
+/** Boot an interpreter from scratch and install the learner bundle. */
+async function coldBoot(loadPyodide, config, library) {
+  const pyodide = await loadPyodide(config);
+  installLibrary(pyodide, await library);
+  return pyodide;
+}
+
+/**
+ * Start Python with `config`: from `snapshot` (with the packages it holds, `packaged`), else, or
+ * when that fails (`onFailed(why)` hears why), from scratch with the learner bundle
+ * (`library`, a promise of it unzipped). Returns `{pyodide, restored, snapshotFailed, inSnapshot,
+ * heldImports}`: the packages the snapshot brought back, and the modules it had imported.
+ */
+export async function startPython(options) {
+  const { loadPyodide, config, snapshot, packaged, library, onFailed } = options;
+  let [pyodide, snapshotFailed] = [null, null];
+  if (snapshot) {
+    try {
+      pyodide = await restore(loadPyodide, config, snapshot, packaged);
+    } catch (error) {
+      const why = String(error?.message ?? error).trim().split("\n").at(-1);
+      snapshotFailed = why.startsWith("the snapshot")
+        ? why
+        : `the snapshot did not restore (${why})`;
+      onFailed(snapshotFailed);
+    }
+  }
+  const restored = Boolean(pyodide);
+  const inSnapshot = restored && packaged ? packaged.record.packages : [];
+  const heldImports = inSnapshot.length ? packaged.record.imports : [];
+  pyodide ??= await coldBoot(loadPyodide, config, library);
+  return { pyodide, restored, snapshotFailed, inSnapshot, heldImports };
+}
