@@ -100,7 +100,7 @@ def kernel_config(
     wheels on hand for its packages in install order; ``imports``, what each step's cells import
     (the worker imports the opened step's before "ready", the other steps' after it)."""
     url = site.urls.of  # every URL below the site's base path
-    snapshot = site.snapshot_for(wheels)
+    snapshot = site.snapshot_for(lesson.packages, wheels)
     return KernelConfig(
         workerUrl=url(site.manifest.url("worker.js")),
         # The kernel worker fetches the snapshot and the wheels through it (downloads.js).

@@ -89,7 +89,7 @@ def course_urls(site: Site) -> tuple[list[str], list[str]]:
     for lesson in catalog.lessons.values():
         pages += [urls.step(lesson.id, step.number) for step in lesson.steps]
         packages.update(lesson.packages)
-        restored = site.snapshot_for(site.packages.on_hand(lesson.packages))
+        restored = site.snapshot_for(lesson.packages, site.packages.on_hand(lesson.packages))
         if restored is not None:
             snapshots[restored.filename] = restored
     manifest = site.manifest

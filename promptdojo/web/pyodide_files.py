@@ -39,10 +39,9 @@ async def memory_snapshot(request: Request, filename: str) -> Response:
     site = site_of(request)
     found = [(s, s.served()[filename]) for s in site.snapshots() if filename in s.served()]
     if not found:
-        current = ", ".join(s.filename for s in site.snapshots()) or (
-            "none (this server boots Python cold)"
-        )
-        raise HTTPException(404, f"no snapshot {filename!r}; the current one is {current}")
+        current = " and ".join(s.filename for s in site.snapshots())
+        said = f"this server's are {current}" if current else "this server boots Python cold"
+        raise HTTPException(404, f"no snapshot {filename!r}; {said}: reload the page")
     snapshot, path = found[0]
     media_type = "application/zip" if filename.endswith(".zip") else "application/octet-stream"
     accepted = request.headers.get("accept-encoding", "")

@@ -7,6 +7,7 @@ run time (only for its annotations), so every module of ``web/`` may import it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,9 +68,10 @@ class Site:
         """The memory snapshots pages restore (each with its standard library)."""
         return [s for s in (self.snapshot, self.packaged_snapshot) if s is not None]
 
-    def snapshot_for(self, wheels: list[dict]) -> Snapshot | None:
-        """The snapshot the pages of a lesson whose wheels are ``wheels`` restore."""
-        return snapshot_for(self.snapshot, self.packaged_snapshot, wheels)
+    def snapshot_for(self, packages: Iterable[str], wheels: list[dict]) -> Snapshot | None:
+        """The snapshot the pages of a lesson that declares ``packages`` restore, given the
+        wheels on hand for them (``wheels``)."""
+        return snapshot_for(self.snapshot, self.packaged_snapshot, packages, wheels)
 
     def pyodide_files(self) -> list[str]:
         """The names of Pyodide's own files pages may fetch, from its folder: with a snapshot,
@@ -84,15 +86,18 @@ class Site:
 
 
 def snapshot_for(
-    plain: Snapshot | None, packaged: Snapshot | None, wheels: list[dict]
+    plain: Snapshot | None, packaged: Snapshot | None, packages: Iterable[str], wheels: list[dict]
 ) -> Snapshot | None:
-    """The snapshot a lesson's pages restore, given its wheels (lock entries, in install order):
-    ``packaged`` when they are exactly the wheels it holds, with the same contents; else
-    ``plain`` (a page then installs its packages after the restore)."""
-    if packaged is not None and packaged.packages is not None and wheels:
-        held = [list(pair) for pair in packaged.packages["wheels"]]
-        if held == [[entry["file_name"], entry["sha256"]] for entry in wheels]:
-            return packaged
+    """The snapshot the pages of a lesson that declares ``packages`` restore, given the wheels on
+    hand for them (lock entries, in install order): ``packaged`` when every package has its wheel
+    and they are exactly the wheels it holds, with the same contents; else ``plain`` (a page then
+    installs its packages after the restore)."""
+    if packaged is None or packaged.packages is None or not wheels:
+        return plain
+    names = {entry["name"] for entry in wheels}
+    held = [list(pair) for pair in packaged.packages["wheels"]]
+    if set(packages) <= names and held == [[w["file_name"], w["sha256"]] for w in wheels]:
+        return packaged
     return plain
 
 

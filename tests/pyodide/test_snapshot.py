@@ -137,10 +137,11 @@ def restored_run(
     packages: list[str],
     stdlib: Path | None = None,
     snapshot: Snapshot | None = None,
+    ready: dict | None = None,
 ) -> set[str]:
     """Restore the snapshot of ``release`` (or ``snapshot``) under Node, boot as a page does
     (``packages`` installed, the snapshot's standard library or ``stdlib``), run ``script``; the
-    lines it printed."""
+    words it printed. ``ready``, if given, gets the boot's ready detail."""
     snapshot = snapshot or ensure_snapshot(release.path, build_bundle(), SNAPSHOTS)
     lock = Lock.read(release.path, version=release.version)
     bundle = folder / "bundle.zip"
@@ -163,6 +164,7 @@ def restored_run(
                     "packages": snapshot.packages,
                 },
                 "script": script,
+                "showReady": True,
             }
         )
     )
@@ -170,7 +172,11 @@ def restored_run(
         [node(), str(RUNNER), str(job)], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return set(done.stdout.split())
+    first, _, printed = done.stdout.partition("\n")
+    assert first.startswith("ready: "), done.stdout
+    if ready is not None:
+        ready.update(json.loads(first.removeprefix("ready: ")))
+    return set(printed.split())
 
 
 def test_after_a_restore_numpy_and_the_library_need_nothing_more_from_the_stdlib(
@@ -260,7 +266,13 @@ def test_a_snapshot_holds_numpy_imported_and_a_page_restores_it(
     assert record["packages"] == ["numpy"]
     assert {"numpy", "promptdojo.decoding"} <= set(record["imports"])
     assert len(record["libraries"]) == len(record["tableBases"]) > 1
-    printed = restored_run(numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=snapshot)
+    ready: dict = {}
+    printed = restored_run(
+        numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=snapshot, ready=ready
+    )
+    assert ready["restored"] is True, ready
+    assert ready["inSnapshot"] == ["numpy"], ready
+    assert "numpy" not in ready["importedAfterRestore"], ready
     # The same numbers as CPython's numpy (the generator's stream is numpy's own, everywhere),
     # and a module numpy had not imported, read from the files written after the restore.
     expected = {"held:True", "45", "0.5", "[850,", "636,", "511]", "late:False", "('a',)", "[0.5,"}
@@ -276,18 +288,37 @@ def test_a_snapshot_holds_numpy_imported_and_a_page_restores_it(
 def test_a_snapshot_whose_libraries_would_sit_elsewhere_is_not_restored(
     numpy_release: Release, tmp_path: Path
 ) -> None:
-    """A record that does not match where the page's boot puts the libraries (another heap end,
-    other table slots) is refused after the boot, before Python runs: the page boots from
-    scratch and installs numpy itself."""
+    """A record that does not match the page's libraries or where its boot puts them (another
+    heap end, other table slots, other libraries, a table past the reserve, a damaged record), or
+    a page without the wheels, is refused before the snapshot's memory is restored: the page
+    boots from scratch, says why, and installs numpy itself."""
     snapshot = packaged_snapshot(numpy_release)
-    for broken in (
-        {**snapshot.packages, "heapBase": snapshot.packages["heapBase"] + 16},
-        {
-            **snapshot.packages,
-            "tableBases": [base + 1 for base in snapshot.packages["tableBases"]],
+    record = snapshot.packages
+    broken = {
+        "sit elsewhere": {**record, "heapBase": record["heapBase"] + 16},
+        "sit elsewhere ": {**record, "tableBases": [b + 1 for b in record["tableBases"]]},
+        "other libraries": {**record, "libraries": record["libraries"][::-1]},
+        "slots, past": {**record, "tableReserve": 1024},
+        "record of its packages is damaged": {
+            **record,
+            "opened": [[1, "/lib/elsewhere.so", False]],
         },
-        {**snapshot.packages, "libraries": snapshot.packages["libraries"][1:]},
-    ):
-        moved = dataclasses.replace(snapshot, packages=broken)
-        printed = restored_run(numpy_release, tmp_path, _NUMPY_AT_WORK, ["numpy"], snapshot=moved)
-        assert {"held:False", "45", "0.5", "[850,", "('a',)"} <= printed, printed
+    }
+    for why, moved in broken.items():
+        ready: dict = {}
+        printed = restored_run(
+            numpy_release,
+            tmp_path,
+            _NUMPY_AT_WORK,
+            ["numpy"],
+            snapshot=dataclasses.replace(snapshot, packages=moved),
+            ready=ready,
+        )
+        assert ready["restored"] is False, (why, ready)
+        assert why.strip() in (ready["snapshotFailed"] or ""), (why, ready)
+        assert {"held:False", "45", "0.5", "[850,", "('a',)"} <= printed, (why, printed)
+    ready = {}
+    held = 'import sys\nprint("held:" + str("promptdojo.serving" in sys.modules))\n0\n'
+    printed = restored_run(numpy_release, tmp_path, held, [], snapshot=snapshot, ready=ready)
+    assert "has no wheels for" in (ready["snapshotFailed"] or ""), ready
+    assert "held:False" in printed, printed

@@ -139,7 +139,8 @@ def test_another_snapshot_name_is_404_with_the_current_one(
     response = TestClient(app).get("/snapshot/snapshot-0000000000000000.bin")
     assert response.status_code == 404
     digest = hashlib.sha256(DATA).hexdigest()
-    assert response.json()["detail"].endswith(f"the current one is snapshot-{digest[:16]}.bin")
+    detail = response.json()["detail"]
+    assert f"this server's are snapshot-{digest[:16]}.bin: reload the page" in detail, detail
 
 
 def test_without_snapshots_the_page_boots_cold(client: TestClient) -> None:
@@ -193,14 +194,21 @@ def test_a_lesson_restores_the_snapshot_that_holds_exactly_its_wheels(tmp_path: 
     """The snapshot with packages goes to the pages of a lesson whose wheels are the ones it
     holds, the same files with the same contents; every other lesson restores the plain one."""
     plain = Snapshot(tmp_path / "plain.bin", "a" * 64, tmp_path / "stdlib.zip", "b" * 64)
-    numpy = {"file_name": "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "sha256": "c" * 64}
+    numpy = {
+        "name": "numpy",
+        "file_name": "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl",
+        "sha256": "c" * 64,
+    }
     packaged = dataclasses.replace(
         plain, sha256="d" * 64, packages={"wheels": [[numpy["file_name"], numpy["sha256"]]]}
     )
-    assert snapshot_for(plain, packaged, [numpy]) is packaged
-    assert snapshot_for(plain, packaged, []) is plain
-    assert snapshot_for(plain, packaged, [{**numpy, "sha256": "e" * 64}]) is plain
-    other = {"file_name": "six-1.16.0-py2.py3-none-any.whl", "sha256": "f" * 64}
-    assert snapshot_for(plain, packaged, [numpy, other]) is plain
-    assert snapshot_for(plain, None, [numpy]) is plain
-    assert snapshot_for(None, packaged, [numpy]) is packaged
+    assert snapshot_for(plain, packaged, ["numpy"], [numpy]) is packaged
+    assert snapshot_for(plain, packaged, [], []) is plain
+    assert snapshot_for(plain, packaged, ["numpy"], [{**numpy, "sha256": "e" * 64}]) is plain
+    other = {"name": "six", "file_name": "six-1.16.0-py2.py3-none-any.whl", "sha256": "f" * 64}
+    assert snapshot_for(plain, packaged, ["numpy", "six"], [numpy, other]) is plain
+    # A declared package the server has no wheel for: the page cannot load the libraries of
+    # the packages it could have either, so it restores the plain one.
+    assert snapshot_for(plain, packaged, ["numpy", "scipy"], [numpy]) is plain
+    assert snapshot_for(plain, None, ["numpy"], [numpy]) is plain
+    assert snapshot_for(None, packaged, ["numpy"], [numpy]) is packaged

@@ -8,7 +8,8 @@
 //   "packageDir": "<folder of cached package wheels>",   "packages": ["numpy"],
 //   "bundle": "<learner bundle zip>",  "wheels": ["<extra pure-Python wheels>"],
 //   "mounts": [{"host": "<folder>", "target": "/work/tests"}],
-//   "script": "<Python source; its value, an int, is the exit status>"
+//   "script": "<Python source; its value, an int, is the exit status>",
+//   "showReady": true   (optional: print the boot's ready detail first, as "ready: <JSON>")
 // }
 // Exit status: the script's value; 3 when a requested package could not be loaded; 2 on errors.
 import { readFile } from "node:fs/promises";
@@ -17,9 +18,13 @@ import { bootInNode } from "./boot_node.mjs";
 
 async function main() {
   const job = JSON.parse(await readFile(process.argv[2], "utf8"));
-  const runner = await bootInNode(job, (name, text) =>
-    (name === "stderr" ? process.stderr : process.stdout).write(text),
-  );
+  const onStream = (name, text) => {
+    (name === "stderr" ? process.stderr : process.stdout).write(text);
+  };
+  const onPhase = (phase, detail) => {
+    if (phase === "ready" && job.showReady) console.log(`ready: ${JSON.stringify(detail)}`);
+  };
+  const runner = await bootInNode(job, onStream, onPhase);
   const missing = Object.keys(runner.missingPackages);
   if (missing.length) {
     console.error(`not run: ${missing.join(", ")} could not be loaded into Pyodide`);

@@ -108,7 +108,7 @@ async function loadMissing(pyodide, packages, bootErrors) {
  * @param {ArrayBuffer|Uint8Array|Promise<ArrayBuffer>|Promise<object>} options.bundle  The zipped
  *   learner library (a promise: the interpreter starts while it downloads), or a promise of it
  *   unzipped (`unzipArchive`'s `{names, files}`: the browser's download worker unzips it).
- * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot from `makeSnapshot`.
+ * @param {Promise<Uint8Array>|Uint8Array} [options.snapshot]  A snapshot (`makeSnapshot`'s bytes).
  * @param {object} [options.snapshotPackages]  The record of the packages the snapshot holds
  *   (`makeSnapshot`'s `packages`), whose prepared wheels' libraries are then loaded before it.
  * @param {(name: "stdout"|"stderr", text: string) => void} options.onStream  Output sink.
@@ -139,8 +139,8 @@ export async function bootCellRunner({
   const covered = wheelsCover(wheels, packages);
   const prepared = covered ? (preparedWheels ?? prepareWheels(wheels)) : null;
   prepared?.catch(() => {}); // reported below, where loadPackage takes over
-  // Unzipped once, as it comes; written after the cold boot, or once numpy is imported after a
-  // restore (writeLibrary).
+  // Unzipped once, as it comes; written after the cold boot, or after a restore once the
+  // packages are in (writeLibrary).
   const library = Promise.resolve(bundle).then((data) =>
     data?.names ? data : unzipArchive(new Uint8Array(data), "the learner bundle"),
   );

@@ -10,10 +10,15 @@
 //   while the learner bundle arrives;
 // - the learner bundle last, started once nine tenths of the wheels have come: it is needed only
 //   for the learner library's own imports, the last step before "ready" (boot.js).
+// A snapshot that holds the packages (snapshot-packages.js) is restored only once their libraries
+// are compiled: its wheels start with it, end first (they are smaller), and compile while the
+// rest of the snapshot comes.
 // On a fast link, or from the offline copy, each share comes at once and the order costs nothing.
 
 /** The share of the snapshot's bytes that has come when the wheels' download starts. */
 export const WHEELS_AFTER_SNAPSHOT = 0.5;
+/** The same, for a snapshot that holds the packages. */
+export const WHEELS_WITH_PACKAGED_SNAPSHOT = 0;
 /** The share of the wheels' bytes that has come when the learner bundle's download starts. */
 export const BUNDLE_AFTER_WHEELS = 0.9;
 

@@ -20,6 +20,7 @@ import {
   countedGet,
   signal,
   WHEELS_AFTER_SNAPSHOT,
+  WHEELS_WITH_PACKAGED_SNAPSHOT,
   whenShare,
 } from "./download-order.js";
 import { afterSilence, ANSWER_MS, bodyBytes, dropLate, within } from "./patience.js";
@@ -58,11 +59,12 @@ export async function fetchBytes(url, what, tries = 2, get = (href) => fetch(hre
 
 /**
  * The snapshot at `url`, checked against its SHA-256 and unpacked; rejects with the reason.
- * `halfway()` is called once `WHEELS_AFTER_SNAPSHOT` of its `size` bytes have come
- * (download-order.js).
+ * `halfway()` is called once `WHEELS_AFTER_SNAPSHOT` of its `size` bytes have come, or at once
+ * for a snapshot that holds packages (download-order.js).
  */
-async function downloadSnapshot({ url, sha256, size }, halfway = () => {}) {
-  const onBytes = whenShare(size, WHEELS_AFTER_SNAPSHOT, halfway);
+async function downloadSnapshot({ url, sha256, size, packages }, halfway = () => {}) {
+  const share = packages ? WHEELS_WITH_PACKAGED_SNAPSHOT : WHEELS_AFTER_SNAPSHOT;
+  const onBytes = whenShare(size, share, halfway);
   const bytes = await fetchBytes(url, "the snapshot", 2, countedGet(onBytes));
   bootMark("snapshot-fetched");
   const snapshot = await checkedSnapshot(bytes, sha256);

@@ -2,7 +2,12 @@
 // none or anything about it fails (boot.js goes on from either).
 import { bootMark } from "../shared/protocol.js";
 import { installLibrary } from "./library.js";
-import { catchModule, loadLibrariesEarly, reopenLibraries } from "./snapshot-packages.js";
+import {
+  catchModule,
+  checkedRecord,
+  loadLibrariesEarly,
+  reopenLibraries,
+} from "./snapshot-packages.js";
 import { writeWheels } from "./wheels.js";
 
 /**
@@ -25,21 +30,28 @@ import promptdojo.kernel
  * Restore `snapshot` (bytes, or a promise of them) and make it ready as a cold boot would be,
  * but for the learner bundle's files (`writeLibrary`). Pyodide awaits the promise itself, after
  * it has started fetching its lock file and loader. A snapshot that holds packages (`packaged`:
- * `{record, prepared}`, the snapshot's record and a promise of the prepared wheels) has their
- * libraries loaded before the restore, and their files written after it (snapshot-packages.js);
- * if they are not the snapshot's, or do not load, or sit elsewhere, it throws.
+ * `{record, prepared}`, the snapshot's record and a promise of the prepared wheels, or null) has
+ * their libraries loaded before the restore, and their files written after it
+ * (snapshot-packages.js). If they cannot be had, are not the snapshot's, do not load or sit
+ * elsewhere, it throws why, and nothing ran in the restored memory.
  */
 async function restore(loadPyodide, config, snapshot, packaged) {
-  const { record, prepared } = packaged ?? {};
-  const early = packaged && loadLibrariesEarly(prepared, record.folder, record, catchModule());
-  // With packages, nothing is restored unless the page's libraries are the snapshot's.
-  const bytes = early ? Promise.all([snapshot, early.libraries]).then(([b]) => b) : snapshot;
-  const options = early ? { fsInit: early.fsInit } : {};
-  const pyodide = await loadPyodide({ ...config, ...options, _loadSnapshot: bytes });
+  const record = packaged && checkedRecord(packaged.record);
+  if (packaged && !packaged.prepared) {
+    throw new Error("the snapshot holds packages this page has no wheels for");
+  }
+  const early =
+    packaged && loadLibrariesEarly(packaged.prepared, record.folder, record, catchModule(), snapshot);
+  let pyodide;
+  try {
+    const options = early ? { fsInit: early.fsInit } : {};
+    pyodide = await loadPyodide({ ...config, ...options, _loadSnapshot: snapshot });
+  } catch (error) {
+    throw early?.failure() ?? error; // the libraries' failure stopped the restore
+  }
   bootMark("restored");
   if (packaged) {
-    if (early.failure()) throw early.failure();
-    reopenLibraries(pyodide, record, early.layout);
+    reopenLibraries(pyodide, record);
     writeWheels(pyodide, await packaged.prepared);
   }
   pyodide.runPython(AFTER_RESTORE);
@@ -49,8 +61,7 @@ async function restore(loadPyodide, config, snapshot, packaged) {
 
 /** What restoring a snapshot that holds packages needs, or null (see `restore`). */
 export function packagedSnapshot(record, prepared) {
-  if (!record || !prepared) return null;
-  return { record, prepared };
+  return record ? { record, prepared } : null;
 }
 
 /** Boot an interpreter from scratch and install the learner bundle. */

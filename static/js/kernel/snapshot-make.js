@@ -1,10 +1,9 @@
 // Making a memory snapshot: Pyodide with the learner library installed and the kernel imported,
 // its free heap zeroed. The Node script behind `promptdojo pyodide snapshot` calls `makeSnapshot`
-// through boot.js; pages restore what it made (boot.js, `restore`).
+// through boot.js; pages restore what it made (interpreter.js, `restore`).
 import { installLibrary } from "./library.js";
 import {
   catchModule,
-  heapEnd,
   librariesOf,
   loadLibrariesEarly,
   openedLibraries,
@@ -106,15 +105,15 @@ export async function makeSnapshot({ loadPyodide, indexURL, stdLibURL }, bundle,
 async function withPackages(pyodide, { prepared, folder, imports }, layout) {
   const wheels = await prepared;
   const { layout: libraries } = librariesOf(wheels, folder);
-  const heapBase = heapEnd(pyodide);
   const installed = pyodide._api.package_loader.get_install_dir("site");
   if (installed !== folder) throw new Error(`site-packages is ${installed}, not ${folder}`);
   writeWheels(pyodide, wheels);
   const module = pyodide.pyimport("promptdojo.kernel_warm_up");
+  let done = [];
   try {
-    const done = module.import_modules(imports).toJs();
-    const failed = imports.filter((name) => !done.includes(name));
-    if (failed.length) throw new Error(`the snapshot's imports failed: ${failed.join(", ")}`);
+    const imported = module.import_modules(imports);
+    done = imported.toJs(); // one that fails is left to the page, which imports it after
+    imported.destroy();
   } finally {
     module.destroy();
   }
@@ -125,8 +124,7 @@ async function withPackages(pyodide, { prepared, folder, imports }, layout) {
     wheels: wheels.map((wheel) => [wheel.file_name, wheel.sha256]),
     folder,
     libraries,
-    imports,
-    heapBase,
+    imports: done,
     ...layout,
   };
 }

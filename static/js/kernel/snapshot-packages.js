@@ -6,14 +6,15 @@
 // gives each library its data at the end of the static data, one after another, and its functions
 // at the end of the table: the same addresses and slots on every boot that loads the same
 // libraries in the same order. A snapshot made after such a boot, with the packages imported
-// (snapshot-make.js), is restored after the same boot (boot.js); then only the packages' files and
-// Emscripten's JavaScript records of the libraries are made again. Cloudflare's workerd restores
-// its Python snapshots the same way.
+// (snapshot-make.js), is restored after the same boot (interpreter.js); then only the packages'
+// files and Emscripten's JavaScript records of the libraries are made again. Cloudflare's workerd
+// restores its Python snapshots the same way.
 //
 // It relies on internals of the pinned Pyodide releases: the `fsInit` hook, Emscripten's
 // `FS.createPreloadedFile` (its wasm plugin instantiates a library), `_module.GOT.__heap_base`,
-// `_module.wasmTable`, `_module.LDSO` and `_module.loadDynamicLibrary`. A snapshot whose
-// libraries or layout differ from the page's is refused before anything runs in it.
+// `_module.wasmTable`, `_module.LDSO`, `_module.loadDynamicLibrary` and Pyodide's module factory
+// (`_createPyodideModule`). A snapshot whose libraries or layout differ from the page's is refused
+// before its memory is restored: nothing runs in it.
 
 import { withResolvedSetAside } from "./wheels.js";
 
@@ -81,16 +82,15 @@ let catching = { module: null };
  */
 export function catchModule() {
   catching = { module: null };
+  const plain = (value) => ({ value, writable: true, configurable: true, enumerable: true });
   const wrap = (factory) =>
-    typeof factory !== "function" || factory.catches
+    typeof factory !== "function"
       ? factory
-      : Object.assign(
-          function (settings) {
-            catching.module = settings;
-            return factory.call(this, settings);
-          },
-          { catches: true },
-        );
+      : function (settings) {
+          catching.module = settings;
+          Object.defineProperty(globalThis, "_createPyodideModule", plain(factory)); // once
+          return factory.call(this, settings);
+        };
   let factory = wrap(globalThis._createPyodideModule);
   Object.defineProperty(globalThis, "_createPyodideModule", {
     configurable: true,
@@ -115,33 +115,34 @@ export function tableReserve(length) {
 /**
  * Load the libraries of `prepared` (a promise of prepared wheels) into `folder`, in order, before
  * the runtime starts, into the boot whose module `caught` catches (`catchModule`). Returns
- * `{libraries, fsInit, failure, layout}`: `libraries`, a promise of them (`librariesOf`) that
- * rejects if `expected` (a snapshot's record) was made with others (another order, other needs);
- * `fsInit`, Pyodide's hook that loads them; `failure()`, why that failed, or null (Pyodide does
- * not wait on its hook's failure: the caller asks after); and `layout`, filled in as they load:
- * `tableReserve`, the slot the table is grown to first (`expected`'s, or `tableReserve()`), and
- * `tableBases`, each library's first slot as the loader gave it. While they load, the offset
- * table's resolved entries are set aside (wheels.js `withResolvedSetAside`: Emscripten passes
- * over all of them after each library).
+ * `{fsInit, failure, layout}`: `fsInit`, Pyodide's hook that loads them; `failure()`, why that
+ * failed, or null (Pyodide does not wait on its hook: the caller asks after); and `layout`,
+ * filled in as they load: `heapBase`, the heap's end past their data, `tableReserve`, the slot
+ * the table is grown to first (`expected`'s, or `tableReserve()`), and `tableBases`, each
+ * library's first slot as the loader gave it. While they load, the offset table's resolved
+ * entries are set aside (wheels.js `withResolvedSetAside`: Emscripten passes over all of them
+ * after each library).
+ *
+ * With `expected` (a snapshot's record) and `snapshot` (the bytes Pyodide restores next, or a
+ * promise of them), the libraries must be the record's (the same order and needs) and land where
+ * it says; else the snapshot's bytes are spoilt, so that Pyodide refuses them before it restores
+ * anything, and `failure()` says why.
  */
-export function loadLibrariesEarly(prepared, folder, expected, caught) {
-  const libraries = Promise.resolve(prepared).then((wheels) => {
-    const found = librariesOf(wheels, folder);
-    if (expected && JSON.stringify(found.layout) !== JSON.stringify(expected.libraries)) {
-      throw new Error("the snapshot was made with other libraries than the page's packages");
-    }
-    return found;
-  });
-  libraries.catch(() => {}); // the caller's to report
+export function loadLibrariesEarly(prepared, folder, expected, caught, snapshot = null) {
   let failed = null;
-  const layout = { tableReserve: 0, tableBases: [] };
+  const layout = { heapBase: 0, tableReserve: 0, tableBases: [] };
   const fsInit = async (FS) => {
     try {
-      const { layout: needs, modules } = await libraries;
+      const { layout: needs, modules } = librariesOf(await prepared, folder);
+      if (expected && !same(needs, expected.libraries)) {
+        throw new Error("the snapshot was made with other libraries than the page's packages");
+      }
       const { GOT, wasmTable: table } = caught.module ?? {};
       if (!table) throw new Error("Pyodide's module could not be reached before it started");
       layout.tableReserve = expected?.tableReserve ?? tableReserve(table.length);
-      if (table.length > layout.tableReserve) throw new Error("the table is past its reserve");
+      if (table.length > layout.tableReserve) {
+        throw new Error(`the table holds ${table.length} slots, past ${layout.tableReserve}`);
+      }
       table.grow(layout.tableReserve - table.length);
       const named = needs.map(([path]) => [path, modules.get(path)]);
       await withResolvedSetAside(GOT, named, async () => {
@@ -151,16 +152,49 @@ export function loadLibrariesEarly(prepared, folder, expected, caught) {
           await preload(FS, path, module);
         }
       });
+      layout.heapBase = GOT.__heap_base.value;
+      if (expected) checkLayout(layout, expected);
     } catch (error) {
       failed = error;
+      if (snapshot) spoil(await snapshot);
     }
   };
-  return { libraries, fsInit, failure: () => failed, layout };
+  return { fsInit, failure: () => failed, layout };
 }
 
-/** The heap's end, past the data of the libraries a boot loaded early. */
-export function heapEnd(pyodide) {
-  return pyodide._module.GOT.__heap_base.value;
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Throws unless the libraries sit where the snapshot's record says (heap end, table slots). */
+function checkLayout(layout, record) {
+  if (layout.heapBase !== record.heapBase || !same(layout.tableBases, record.tableBases)) {
+    throw new Error(
+      `the snapshot's libraries sit elsewhere (heap ${layout.heapBase}, made at ` +
+        `${record.heapBase}; table slots from ${layout.tableBases}, made at ${record.tableBases})`,
+    );
+  }
+}
+
+/** Spoil a snapshot's first bytes (its magic number): Pyodide then refuses to restore it. */
+function spoil(bytes) {
+  new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, 4).fill(0);
+}
+
+/**
+ * `record` (a snapshot's, from the kernel config) if it has every field a restore reads, of the
+ * right kind, and opens only libraries it loads; else it throws.
+ */
+export function checkedRecord(record) {
+  const arrays = ["packages", "imports", "libraries", "tableBases", "opened"];
+  const numbers = ["heapBase", "tableReserve"];
+  const fine =
+    typeof record?.folder === "string" &&
+    arrays.every((key) => Array.isArray(record[key])) &&
+    numbers.every((key) => Number.isInteger(record[key]));
+  const loaded = new Set(fine ? record.libraries.map(([path]) => path) : []);
+  if (!fine || !record.opened.every(([, path]) => loaded.has(path))) {
+    throw new Error("the snapshot's record of its packages is damaged; the server makes it again");
+  }
+  return record;
 }
 
 /**
@@ -184,20 +218,11 @@ export function openedLibraries(pyodide) {
 }
 
 /**
- * After a restore whose boot loaded the libraries early: check that the boot left them where the
- * snapshot's did (`record`: the heap's end past their data, `heapBase`, and each one's first
- * table slot, `tableBases`, against `bases`, where this boot's loader put them), then make
- * Emscripten's records of the libraries the snapshot's interpreter had opened. Throws if any
- * differs.
+ * After a restore whose boot loaded the libraries early (and found them where `record` says, in
+ * `loadLibrariesEarly`): make Emscripten's records of the libraries the snapshot's interpreter
+ * had opened with `dlopen`, under the handles its C side still holds.
  */
-export function reopenLibraries(pyodide, record, { tableBases: bases }) {
-  const heapBase = heapEnd(pyodide);
-  if (heapBase !== record.heapBase || JSON.stringify(bases) !== JSON.stringify(record.tableBases)) {
-    throw new Error(
-      `the snapshot's libraries sit elsewhere (heap ${heapBase}, made at ${record.heapBase};` +
-        ` table slots from ${bases}, made at ${record.tableBases})`,
-    );
-  }
+export function reopenLibraries(pyodide, record) {
   const module = pyodide._module;
   for (const [handle, path, global] of record.opened) {
     module.loadDynamicLibrary(path, { global, nodelete: true }, global ? undefined : {}, handle);

@@ -24,10 +24,11 @@
  * @property {string} pyodideUrl  Pyodide's folder.
  * @property {string} packagesUrl  The package wheels' folder.
  * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
- * @property {{url: string, sha256: string, size: number, stdlib: string} | null} snapshot  The
- *   memory snapshot to restore (its size in bytes: the wheels' download starts once half of it
- *   has come, kernel/download-order.js), and the standard library Pyodide loads with it
- *   (promptdojo.pyodide.stdlib).
+ * @property {{url: string, sha256: string, size: number, stdlib: string, packages: object | null}
+ *   | null} snapshot  The memory snapshot to restore (its size in bytes: the wheels' download
+ *   starts once half of it has come, kernel/download-order.js), the standard library Pyodide
+ *   loads with it (promptdojo.pyodide.stdlib), and the record of the packages it holds
+ *   (kernel/snapshot-packages.js), if any.
  * @property {string[]} packages  The lesson's packages (lesson.yaml).
  * @property {object[]} wheels  The wheels on hand for them, in install order (each with its
  *   compiled archive's `{url, file_name, sha256, size}` where there is one).
@@ -157,8 +158,9 @@
  * @property {string} script  The judge's Python (pyodide_step.py).
  * @property {number} graceMs  The stop rule's periods (stopper.js).
  * @property {number} windDownMs
- * @property {{path: string, sha256: string, stdlib: string} | null} snapshot  The memory snapshot
- *   to restore, and the standard library it was made with.
+ * @property {{path: string, sha256: string, stdlib: string, packages: object | null} | null}
+ *   snapshot  The memory snapshot to restore, the standard library it was made with, and the
+ *   record of the packages it holds, if any.
  * @property {string[]} packages  The lesson's packages.
  * @property {object[]} packageWheels  Their wheels, in install order.
  * @property {object} step  The step's cells (promptdojo.checking.serialize).
