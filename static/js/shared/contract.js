@@ -158,9 +158,9 @@
  * @property {string} script  The judge's Python (pyodide_step.py).
  * @property {number} graceMs  The stop rule's periods (stopper.js).
  * @property {number} windDownMs
- * @property {{path: string, sha256: string, stdlib: string, packages: object | null} | null}
- *   snapshot  The memory snapshot to restore, the standard library it was made with, and the
- *   record of the packages it holds, if any.
+ * @property {?{path: string, sha256: string, stdlib: string, packages: ?object}} snapshot  The
+ *   memory snapshot to restore, the standard library it was made with, and the record of the
+ *   packages it holds, if any.
  * @property {string[]} packages  The lesson's packages.
  * @property {object[]} packageWheels  Their wheels, in install order.
  * @property {object} step  The step's cells (promptdojo.checking.serialize).
