@@ -77,6 +77,21 @@ async function idleFor(ms) {
 }
 
 /**
+ * Once Python is ready, in a turn of its own (a Run that came in first goes first), run a typical
+ * cell once, unseen (CellRunner's `warmUp`): WebAssembly compiles each function on its first
+ * call, and this takes that cost off the learner's first Run. Run before "ready", it made "ready"
+ * later by as much, while a learner mostly reads first; a Run pressed at "ready" waits for it at
+ * most, and then runs without that cost. The page hears how it went (`FROM_WORKER.WARMED`).
+ */
+async function warmUpInTurn(runner) {
+  await betweenRuns();
+  const detail = runner.warmUp();
+  bootMark("warmed-up");
+  lastBusy = performance.now();
+  self.postMessage({ type: FROM_WORKER.WARMED, detail });
+}
+
+/**
  * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
  * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
  * arrives meanwhile waits for one import at most. Once no run has started or ended for half a
@@ -90,6 +105,7 @@ async function idleFor(ms) {
  */
 async function importInTurns(runner, imports, step) {
   lastBusy = performance.now();
+  await warmUpInTurn(runner);
   const numbers = Object.keys(imports).map(Number);
   numbers.sort((a, b) => (a < step) - (b < step) || a - b);
   const done = new Set(imports[step] ?? []);
