@@ -77,17 +77,15 @@ async function idleFor(ms) {
 }
 
 /**
- * Once Python is ready, in a turn of its own (a Run that came in first goes first), run a typical
- * cell once, unseen (CellRunner's `warmUp`): WebAssembly compiles each function on its first
- * call, and this takes that cost off the learner's first Run. Run before "ready", it made "ready"
- * later by as much, while a learner mostly reads first; a Run pressed at "ready" waits for it at
- * most, and then runs without that cost. The page hears how it went (`FROM_WORKER.WARMED`).
+ * Right after "ready", before any run is read, run a typical cell once, unseen (CellRunner's
+ * `warmUp`): WebAssembly compiles each function on its first call, and this takes that cost off
+ * the learner's first Run. Run before "ready", it made "ready" later by as much, while a learner
+ * mostly reads first; a Run pressed at "ready" waits for it, and then runs without that cost,
+ * as it would have run it then. The page hears how it went (`FROM_WORKER.WARMED`).
  */
-async function warmUpInTurn(runner) {
-  await betweenRuns();
+function warmUpNow(runner) {
   const detail = runner.warmUp();
   bootMark("warmed-up");
-  lastBusy = performance.now();
   self.postMessage({ type: FROM_WORKER.WARMED, detail });
 }
 
@@ -104,8 +102,8 @@ async function warmUpInTurn(runner) {
  * these turns waits for it; no turn starts while a Run waits (`betweenRuns`).
  */
 async function importInTurns(runner, imports, step) {
+  warmUpNow(runner);
   lastBusy = performance.now();
-  await warmUpInTurn(runner);
   const numbers = Object.keys(imports).map(Number);
   numbers.sort((a, b) => (a < step) - (b < step) || a - b);
   const done = new Set(imports[step] ?? []);
