@@ -228,16 +228,6 @@ def run(page: Page, cell_id: str) -> None:
 READY = "window.promptdojoKernel.phases.filter(([phase]) => phase === 'ready').at(-1)[1]"
 
 
-def boot_warm_up(page: Page, timeout: float = 30.0) -> dict:
-    """How the kernel's warm-up after "ready" went (``{ms, numpy}`` or ``{failed, numpy}``), once
-    the worker has said it (it runs in the worker's first turn after "ready")."""
-    deadline = time.monotonic() + timeout
-    while (detail := page.evaluate("window.promptdojoKernel.warmedUp")) is None:
-        assert time.monotonic() < deadline, "the kernel never said how its warm-up went"
-        page.wait_for_timeout(20)
-    return detail
-
-
 def run_code(page: Page, code: str) -> str:
     """Run ``code`` in the page's kernel (no cell) and return what it printed."""
     return page.evaluate(

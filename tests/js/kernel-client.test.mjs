@@ -166,12 +166,3 @@ test("stopCell stops the learner's run of that cell, never a setup run of the sa
   assert.deepEqual(worker.messages.at(-1), { type: TO_WORKER.CANCEL, id: 2 });
   assert.equal(Atomics.load(kernel.interrupt, 0), 0, "the setup run goes on");
 });
-
-test("the warm-up after ready is kept as the worker says it, and forgotten with a new worker", () => {
-  const { kernel, worker } = readyClient();
-  assert.equal(kernel.warmedUp, null);
-  worker.say({ type: FROM_WORKER.WARMED, detail: { ms: 42, numpy: true } });
-  assert.deepEqual(kernel.warmedUp, { ms: 42, numpy: true });
-  kernel.restart("a test");
-  assert.equal(kernel.warmedUp, null);
-});

@@ -178,6 +178,8 @@ export async function bootCellRunner({
   const written = restored ? library : null;
   const { runner, importedAfterRestore } = await withImports(pyodide, written, imports, newRunner);
   bootMark("imported");
+  const warmUp = runner.warmUp(Boolean(pyodide.loadedPackages.numpy) && !("numpy" in missing));
+  bootMark("warmed-up");
   onPhase("ready", {
     missing: Object.keys(missing),
     loaded: packages.filter((name) => !(name in missing)),
@@ -191,10 +193,8 @@ export async function bootCellRunner({
     // imported after the restore (those it held are imported already).
     inSnapshot,
     importedAfterRestore: importedAfterRestore.filter((name) => !heldImports.includes(name)),
-    // A typical cell runs once, unseen, in the worker's first turn after "ready" (worker.js),
-    // which says how it went in a message of its own: the first Run then pays no first-call
-    // compiling.
-    warmUp: "after ready",
+    // A typical cell, run once unseen: the first Run pays no first-call compiling.
+    warmUp,
   });
   return runner;
 }
@@ -267,11 +267,6 @@ export class CellRunner {
     this.missingPackages = missingPackages;
   }
 
-  /** Whether numpy is loaded and its import works (the warm-up then runs a numpy cell). */
-  get hasNumpy() {
-    return Boolean(this.pyodide.loadedPackages.numpy) && !("numpy" in this.missingPackages);
-  }
-
   /** Wire a SharedArrayBuffer-backed Int32Array so that writing 2 raises KeyboardInterrupt. */
   setInterruptBuffer(buffer) {
     this.pyodide.setInterruptBuffer(interruptSlot(buffer));
@@ -304,7 +299,7 @@ export class CellRunner {
    * function on its first call, and this moves that cost off the learner's first Run. Returns
    * `{ms, numpy}`, or `{failed}` (the learner's cells then show whatever it was).
    */
-  warmUp(numpy = this.hasNumpy) {
+  warmUp(numpy) {
     const started = performance.now();
     try {
       const result = this.pyKernel.warm_up.callKwargs({ numpy });

@@ -77,19 +77,6 @@ async function idleFor(ms) {
 }
 
 /**
- * Right after "ready", before any run is read, run a typical cell once, unseen (CellRunner's
- * `warmUp`): WebAssembly compiles each function on its first call, and this takes that cost off
- * the learner's first Run. Run before "ready", it made "ready" later by as much, while a learner
- * mostly reads first; a Run pressed at "ready" waits for it, and then runs without that cost,
- * as it would have run it then. The page hears how it went (`FROM_WORKER.WARMED`).
- */
-function warmUpNow(runner) {
-  const detail = runner.warmUp();
-  bootMark("warmed-up");
-  self.postMessage({ type: FROM_WORKER.WARMED, detail });
-}
-
-/**
  * Import what the lesson's other steps import (`imports`: the config's, by step), the next steps
  * first, once Python is ready: one module per turn of this worker's event loop, so a Run that
  * arrives meanwhile waits for one import at most. Once no run has started or ended for half a
@@ -102,7 +89,6 @@ function warmUpNow(runner) {
  * these turns waits for it; no turn starts while a Run waits (`betweenRuns`).
  */
 async function importInTurns(runner, imports, step) {
-  warmUpNow(runner);
   lastBusy = performance.now();
   const numbers = Object.keys(imports).map(Number);
   numbers.sort((a, b) => (a < step) - (b < step) || a - b);

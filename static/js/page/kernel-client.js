@@ -73,8 +73,6 @@ export class KernelClient {
     this.failedWhy = null;
     /** The run the worker is executing, from its "started" message. */
     this.current = null;
-    /** How the worker's warm-up after "ready" went (`FROM_WORKER.WARMED`), once it has run. */
-    this.warmedUp = null;
     // Shared memory for the interrupt, where the browser gives it (features.js).
     this.interrupt = interruptBuffer();
     this.watchDownloads();
@@ -230,8 +228,6 @@ export class KernelClient {
       this.runs.get(message.id)?.onStream(message.name, message.text);
     } else if (message.type === FROM_WORKER.TRUNCATED) {
       this.runs.get(message.id)?.onStream("truncated", `${message.limit}`);
-    } else if (message.type === FROM_WORKER.WARMED) {
-      this.warmedUp = message.detail;
     } else if (message.type === FROM_WORKER.DOWNLOADS) {
       this.countDownloads(message.entries);
     } else if (message.type === FROM_WORKER.CRASHED) {
@@ -363,7 +359,6 @@ export class KernelClient {
     }
     if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
     this.current = null;
-    this.warmedUp = null;
     this.phases = [];
     this.phaseTimes = [];
     this.downloads = new Map();

@@ -16,8 +16,6 @@
 //   {type: "cancel", id}                a queued run is answered as interrupted, never run
 // Worker → page:
 //   {type: "phase", phase, detail}      boot progress: downloading, starting, python-ready, ready
-//   {type: "warmed", detail}            after "ready", a typical cell ran once, unseen: {ms, numpy}
-//                                       or {failed, numpy} (CellRunner's `warmUp`)
 //   {type: "fatal", message}            the boot failed
 //   {type: "downloads", entries}        [[url, bytes], ...] the worker fetched
 //   {type: "started", id}               run `id` reached Python: its time limit counts from here
@@ -63,7 +61,6 @@ export function pageStep(pathname) {
 
 export const FROM_WORKER = Object.freeze({
   PHASE: "phase",
-  WARMED: "warmed",
   FATAL: "fatal",
   DOWNLOADS: "downloads",
   STARTED: "started",
