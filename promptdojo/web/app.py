@@ -87,7 +87,7 @@ def _packaged_snapshot(
     install the packages after it)."""
     if settings.snapshot_cache_dir is None or not settings.snapshot_packages:
         return None
-    declared = sorted({name for lesson in catalog.lessons.values() for name in lesson.packages})
+    declared = catalog.declared_packages()
     wheels = packages.on_hand_paths(declared) if declared else []
     if not wheels:
         return None

@@ -87,6 +87,10 @@ class Catalog:
     #: What each folder was read into (a lesson, or the parser's failure), for the next reload.
     read: dict[Path, Lesson | Exception] = field(default_factory=dict)
 
+    def declared_packages(self) -> list[str]:
+        """Every Pyodide package a served lesson declares, sorted and once each."""
+        return sorted({name for lesson in self.lessons.values() for name in lesson.packages})
+
     @classmethod
     def load(
         cls,

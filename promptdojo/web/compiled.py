@@ -52,9 +52,7 @@ def compiled_wheels(settings: Settings, core: Path, site: Site) -> dict[str, Ser
     """The compiled wheels of the course's packages, by the file name of their wheel."""
     if settings.snapshot_cache_dir is None or settings.compressed_cache_dir is None:
         return {}
-    declared = sorted(
-        {name for lesson in site.catalog.lessons.values() for name in lesson.packages}
-    )
+    declared = site.catalog.declared_packages()
     wheels = site.packages.on_hand_paths(declared)
     if not wheels:
         return {}

@@ -88,9 +88,7 @@ def _select(app: FastAPI, wanted: Iterable[str]) -> None:
 def _wheels(app: FastAPI) -> dict[str, Path]:
     """Every wheel the lessons need (with dependencies), checked against the lock's sha256."""
     store = site_of_app(app).packages
-    declared = sorted(
-        {name for lesson in site_of_app(app).catalog.lessons.values() for name in lesson.packages}
-    )
+    declared = site_of_app(app).catalog.declared_packages()
     try:
         names = store.lock.with_dependencies(declared)
     except PackageError as exc:

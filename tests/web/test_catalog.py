@@ -20,6 +20,11 @@ def test_a_broken_lesson_never_hides_the_others() -> None:
     assert catalog.broken[MIXED / "broken"]
 
 
+def test_the_declared_packages_are_every_lessons_once_and_sorted() -> None:
+    assert Catalog.load(FIXTURE_LESSONS).declared_packages() == ["numpy"]
+    assert Catalog.load(MIXED).declared_packages() == []
+
+
 def test_recorded_outputs_are_loaded_per_step() -> None:
     catalog = Catalog.load(FIXTURE_LESSONS)
     hello = catalog.lessons["hello"]
