@@ -40,8 +40,9 @@ async function restore(loadPyodide, config, snapshot, packaged) {
   if (packaged && !packaged.prepared) {
     throw new Error("the snapshot holds packages this page has no wheels for");
   }
+  const caught = packaged && catchModule();
   const early =
-    packaged && loadLibrariesEarly(packaged.prepared, record.folder, record, catchModule(), snapshot);
+    packaged && loadLibrariesEarly(packaged.prepared, record.folder, record, caught, snapshot);
   let pyodide;
   try {
     const options = early ? { fsInit: early.fsInit } : {};

@@ -26,8 +26,9 @@
  * @property {string} bundleUrl  The learner bundle (a zip of the promptdojo library).
  * @property {{url: string, sha256: string, size: number, stdlib: string, packages: object | null}
  *   | null} snapshot  The memory snapshot to restore (its size in bytes: the wheels' download
- *   starts once half of it has come, kernel/download-order.js), the standard library Pyodide
- *   loads with it (promptdojo.pyodide.stdlib), and the record of the packages it holds
+ *   starts once half of it has come, or with it when it holds the packages,
+ *   kernel/download-order.js), the standard library Pyodide loads with it
+ *   (promptdojo.pyodide.stdlib), and the record of the packages it holds
  *   (kernel/snapshot-packages.js), if any.
  * @property {string[]} packages  The lesson's packages (lesson.yaml).
  * @property {object[]} wheels  The wheels on hand for them, in install order (each with its
