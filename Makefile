@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+TEST_JOBS ?= 2
 
 INSTALLED := $(VENV)/.installed
 NODE_OK   := node_modules/.installed
@@ -62,10 +63,13 @@ format: install
 test-js:
 	node --test tests/js/*.test.mjs
 
+# The tests run in TEST_JOBS processes (pytest-xdist), each test file whole in one of them, so that a
+# file's servers, exports and browsers start once; much of a browser test is waiting on timers and
+# links, which the other process fills. `make test TEST_JOBS=1` runs them one after another.
 test: lint test-js
 	$(BIN)/promptdojo validate lessons
 	$(BIN)/promptdojo check lessons --check-outputs
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # The library's tests inside Pyodide 0.29.0 with its official numpy (test data: tests/support/numpy_release.py).
 test-pyodide: install

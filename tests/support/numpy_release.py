@@ -15,6 +15,7 @@ prints its path (``make test-pyodide`` uses that).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -97,13 +98,25 @@ def _numpy_wheel(cache: Path, sha256: str) -> bytes:
 
 
 def build(cache: Path = CACHE) -> Release:
-    """The release folder, built once: the 0.29.0 core plus the checked numpy wheel."""
+    """The release folder, built once: the 0.29.0 core plus the checked numpy wheel.
+
+    Test processes that start together (pytest-xdist's workers) build it one at a time: the
+    others wait, then find it built, and none replaces a folder another one's servers use."""
     entry = _numpy_entry()
     folder = cache / f"pyodide-{VERSION}-numpy"
     wheel = folder / WHEEL
     if wheel.is_file() and _sha256(wheel.read_bytes()) == entry["sha256"]:
         return Release.open(folder)
     cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if wheel.is_file() and _sha256(wheel.read_bytes()) == entry["sha256"]:
+            return Release.open(folder)
+        return _build(cache, folder, entry)
+
+
+def _build(cache: Path, folder: Path, entry: dict) -> Release:
+    """Stage the release beside ``folder``, then move it into place."""
     data = _numpy_wheel(cache, entry["sha256"])
     staging = Path(tempfile.mkdtemp(dir=cache, prefix=".building-"))
     staging.chmod(0o755)
