@@ -62,14 +62,22 @@ SNAPSHOTS = Path(__file__).resolve().parents[2] / ".cache" / "snapshots"
 COMPRESSED = Path(__file__).resolve().parents[2] / ".cache" / "compressed"
 
 
+#: How long a test server may take to answer: longer than the snapshot maker's own limit
+#: (``ensure_snapshot``'s 300 s), so that a slow make fails on that limit, saying why.
+SERVER_START_S = 600
+
+
 def start_server(
     lessons: Path, tmp: Path, *extra: str, python: Path | str = sys.executable
 ) -> Server:
     """Start ``promptdojo serve`` on a free loopback port and wait until it answers.
 
     The server restores pages from a memory snapshot in :data:`SNAPSHOTS` unless ``extra``
-    says otherwise (``--no-snapshot``, ``--snapshot-cache``); one it has to make first can
-    take half a minute on a busy machine, hence the generous wait.
+    says otherwise (``--no-snapshot``, ``--snapshot-cache``). What it has to make first (with
+    a release of numpy: the plain snapshot, the one with numpy, the compiled wheels) can take
+    minutes on a busy machine while the other test process runs a browser, or wait for that
+    process to make the same files: hence the wait of :data:`SERVER_START_S`. A make that fails
+    or passes its own time limit ends the server, which this reports at once.
     """
     port = _free_port()
     log = tmp / f"server-{port}.log"
@@ -84,7 +92,7 @@ def start_server(
         cwd=tmp,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited early:\n{log.read_text()}")
@@ -94,7 +102,7 @@ def start_server(
         except OSError:
             time.sleep(0.1)
     process.kill()
-    raise RuntimeError(f"server did not answer within 120 s:\n{log.read_text()}")
+    raise RuntimeError(f"server did not answer within {SERVER_START_S} s:\n{log.read_text()}")
 
 
 def stop_server(server: Server) -> None:
