@@ -115,3 +115,33 @@ test("an explicit run cancels the re-run still due: it neither interrupts that r
   while (state.executed === 0) await tick();
   assert.equal(state.executed, 1);
 });
+
+test("a run that fails while a re-run waits for it leaves the live re-run working", async () => {
+  const { liveRunner } = await import("../../static/js/page/controls.js");
+  let fail;
+  let executed = 0;
+  let inflight = new Promise((_, reject) => {
+    fail = () => {
+      inflight = null;
+      reject(new Error("the run failed"));
+    };
+  });
+  inflight.catch(() => null); // the cell's own caller handles it
+  const request = liveRunner({
+    execute: async () => {
+      executed += 1;
+    },
+    inflight: () => inflight,
+    interrupt: () => fail(),
+    delay: 0,
+  });
+  const ticks = async (n) => {
+    for (let i = 0; i < n; i++) await tick();
+  };
+  request(); // waits for the failing run, which the interrupt ends
+  await ticks(20);
+  assert.equal(executed, 1);
+  request(); // a later change is not taken for one already due
+  await ticks(20);
+  assert.equal(executed, 2);
+});

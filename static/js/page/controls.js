@@ -182,7 +182,7 @@ export function liveRunner({ execute, inflight, interrupt, delay = LIVE_DEBOUNCE
       if (waiting) return; // a run is already due once this one stops: it reads the newest values
       waiting = true;
       interrupt();
-      await busy;
+      await busy.catch(() => null); // a run that failed still ends the wait
       waiting = false;
     }
     if (mine === generation) await execute();
