@@ -134,9 +134,18 @@ def test_editors_below_the_first_screen_come_later_and_a_cell_runs_without_its_o
     assert exercise.locator(".cm-editor").count() == 0
     exercise.get_by_role("button", name="Reset").click()
     expect(exercise.locator(".cm-content")).to_have_text("def double(x):    return x")
-    # The idle turns make the rest, and the page ends with an editor in every cell.
+    # The idle turns make the rest, and the page ends with an editor in every cell. Each editor
+    # is as tall as the code it replaced: the last cell's buttons stay where they were.
+    made = page.locator(".cell .cm-editor").count()
+    assert made < count - 1, (made, count)
+    toolbar = last.locator(".cell-toolbar")
+    before = toolbar.bounding_box()
     page.evaluate("window.__idle.run()")
     expect(page.locator(".cell .cm-editor")).to_have_count(count)
+    after = toolbar.bounding_box()
+    assert before is not None
+    assert after is not None
+    assert abs(after["y"] - before["y"]) < 1, (before, after)
     expect(last.locator(".cm-content")).to_have_text('print("this would fetch something")')
     assert page.console_errors == []
 
