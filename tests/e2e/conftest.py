@@ -63,7 +63,8 @@ COMPRESSED = Path(__file__).resolve().parents[2] / ".cache" / "compressed"
 
 
 #: How long a test server may take to answer: longer than the snapshot maker's own limit
-#: (``ensure_snapshot``'s 300 s), so that a slow make fails on that limit, saying why.
+#: (``ensure_snapshot``'s 300 s), so that a make too slow ends on that limit and the server's log
+#: says so (the server then answers without that snapshot).
 SERVER_START_S = 600
 
 
@@ -76,8 +77,8 @@ def start_server(
     says otherwise (``--no-snapshot``, ``--snapshot-cache``). What it has to make first (with
     a release of numpy: the plain snapshot, the one with numpy, the compiled wheels) can take
     minutes on a busy machine while the other test process runs a browser, or wait for that
-    process to make the same files: hence the wait of :data:`SERVER_START_S`. A make that fails
-    or passes its own time limit ends the server, which this reports at once.
+    process to make the same files: hence the wait of :data:`SERVER_START_S`. A server that
+    exits is reported at once, with its log.
     """
     port = _free_port()
     log = tmp / f"server-{port}.log"
