@@ -52,18 +52,24 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
  * A live runner with no pause, counting the runs it starts and the interrupts it sends;
- * `state.inflight` is the run in flight (null when none), `state.finish()` ends it.
+ * `state.inflight` is the run in flight (null when none), `state.finish()` ends it and
+ * `state.fail()` ends it with an error.
  */
 async function countedRunner() {
   const { liveRunner } = await import("../../static/js/page/controls.js");
   const state = { inflight: null, finish: null, executed: 0, interrupts: 0 };
   state.start = () => {
-    state.inflight = new Promise((resolve) => {
+    state.inflight = new Promise((resolve, reject) => {
       state.finish = () => {
         state.inflight = null;
         resolve();
       };
+      state.fail = () => {
+        state.inflight = null;
+        reject(new Error("the run failed"));
+      };
     });
+    state.inflight.catch(() => null); // the cell's own caller handles a failed run
   };
   const request = liveRunner({
     execute: async () => {
@@ -117,31 +123,17 @@ test("an explicit run cancels the re-run still due: it neither interrupts that r
 });
 
 test("a run that fails while a re-run waits for it leaves the live re-run working", async () => {
-  const { liveRunner } = await import("../../static/js/page/controls.js");
-  let fail;
-  let executed = 0;
-  let inflight = new Promise((_, reject) => {
-    fail = () => {
-      inflight = null;
-      reject(new Error("the run failed"));
-    };
-  });
-  inflight.catch(() => null); // the cell's own caller handles it
-  const request = liveRunner({
-    execute: async () => {
-      executed += 1;
-    },
-    inflight: () => inflight,
-    interrupt: () => fail(),
-    delay: 0,
-  });
+  const { request, state } = await countedRunner();
   const ticks = async (n) => {
     for (let i = 0; i < n; i++) await tick();
   };
-  request(); // waits for the failing run, which the interrupt ends
+  state.start();
+  request(); // waits for the running run, which then fails
+  while (state.interrupts === 0) await tick();
+  state.fail();
   await ticks(20);
-  assert.equal(executed, 1);
+  assert.equal(state.executed, 1);
   request(); // a later change is not taken for one already due
   await ticks(20);
-  assert.equal(executed, 2);
+  assert.equal(state.executed, 2);
 });

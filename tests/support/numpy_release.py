@@ -105,14 +105,16 @@ def build(cache: Path = CACHE) -> Release:
     entry = _numpy_entry()
     folder = cache / f"pyodide-{VERSION}-numpy"
     wheel = folder / WHEEL
-    if wheel.is_file() and _sha256(wheel.read_bytes()) == entry["sha256"]:
+
+    def built() -> bool:  # the wheel, written last, is there and whole
+        return wheel.is_file() and _sha256(wheel.read_bytes()) == entry["sha256"]
+
+    if built():
         return Release.open(folder)
     cache.mkdir(parents=True, exist_ok=True)
     with (cache / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if wheel.is_file() and _sha256(wheel.read_bytes()) == entry["sha256"]:
-            return Release.open(folder)
-        return _build(cache, folder, entry)
+        return Release.open(folder) if built() else _build(cache, folder, entry)
 
 
 def _build(cache: Path, folder: Path, entry: dict) -> Release:
