@@ -76,6 +76,9 @@ class ShapingProxy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
+        #: The connections' tasks that have started, held here: the loop holds tasks only weakly.
+        self._connections: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     # -- the API for tests and benchmarks (any thread) --
 
@@ -157,17 +160,27 @@ class ShapingProxy:
             self._thread.join(timeout=10)
 
     async def _shutdown(self) -> None:
-        """Stop listening, then end every task on the loop, including those of connections
-        accepted a moment ago that have not run yet: a task the closed loop dropped unrun would
-        warn later, from the garbage collector, in whatever test runs then."""
+        """Stop listening, then end every connection and wait until no task is left on the loop.
+
+        A connection accepted a moment ago may not have started its task yet. It is not cancelled:
+        a task cancelled before its first step ends cancelled, and asyncio's stream server logs
+        that as an error. It gets a turn instead, and ends at once, the proxy being closed. A task
+        the closed loop dropped unrun would warn later, from the garbage collector, in whatever
+        test runs then."""
         assert self._server is not None
+        self._closing = True
         self._server.close()
         me = asyncio.current_task()
-        while others := [task for task in asyncio.all_tasks() if task is not me]:
-            for task in others:
+        cancelled: set[asyncio.Task[None]] = set()
+        while True:
+            await asyncio.sleep(0)  # tasks made by callbacks already scheduled take a first step
+            others = asyncio.all_tasks() - {me}
+            if not others:
+                return
+            for task in self._connections - cancelled:
                 task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
-            await asyncio.sleep(0)  # callbacks already scheduled may start tasks of their own
+                cancelled.add(task)
+            await asyncio.wait(others)
 
     def _add(self, fault: Fault) -> None:
         with self._lock:
@@ -185,6 +198,23 @@ class ShapingProxy:
     # -- one connection --
 
     async def _accept(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        """Relay one client connection until either side ends it or the proxy closes.
+
+        It never ends cancelled: asyncio's stream server asks a finished connection task for its
+        exception, and for a cancelled one that raises, and is logged as an error."""
+        task = asyncio.current_task()
+        if self._closing or task is None:
+            client_w.close()
+            return
+        self._connections.add(task)
+        try:
+            await self._relay(client_r, client_w)
+        except asyncio.CancelledError:
+            client_w.close()
+        finally:
+            self._connections.discard(task)
+
+    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         number = next(self._ids)
         self.connections += 1
         try:
