@@ -7,10 +7,12 @@
 // first message is the boot message of protocol.js, `{config, interrupt}`.
 //
 // On a host that sent no isolation headers, it registers the service worker (sw.js adds the
-// headers), stops loading the rest of this page, and reloads it as soon as that worker controls
-// it; if the worker fails, the reloaded page runs without isolation and says why. start.js awaits
-// the answer: {isolated: true}, {reloading: true}, or {isolated: false, why} (cells run; Stop
-// then restarts Python).
+// headers), stops loading the rest of this page, hands the worker the boot's first files to fetch
+// (the kernel config's `earlyFiles`: the link is busy while the page reloads, and the reloaded
+// page's workers get those responses, sw/early-files.js), and reloads as soon as that worker
+// controls it; if the worker fails, the reloaded page runs without isolation and says why.
+// start.js awaits the answer: {isolated: true}, {reloading: true}, or {isolated: false, why}
+// (cells run; Stop then restarts Python).
 self.promptdojoEarlyKernel = (() => {
   const meta = document.querySelector('meta[name="promptdojo-kernel"]');
   // Isolation is not shared memory (static/js/page/features.js): without it, start.js starts the worker.
@@ -44,7 +46,28 @@ self.promptdojoEarlyKernel = (() => {
 self.promptdojoIsolation = (async (script) => {
   const RELOADED = "promptdojo-isolation-reload";
   const CONTROL_TIMEOUT_MS = 10000;
+  // How long the reload waits for the worker to say it has started the early files (it answers
+  // at once). Past it the page reloads anyway: the worker skips any file a request asked for first,
+  // and an older worker, which knows no such message, never answers.
+  const EARLY_ANSWER_MS = 500;
   const workers = navigator.serviceWorker;
+  /** Ask the registered service worker to fetch the boot's first files; resolves once it says it
+   * has started them, or after `ms` (sw.js, SW_MESSAGES.EARLY_FILES of offline-rules.js). */
+  const fetchEarly = (registration, ms) =>
+    new Promise((resolve) => {
+      try {
+        const meta = document.querySelector('meta[name="promptdojo-kernel"]');
+        const files = JSON.parse(meta?.content ?? "{}").earlyFiles ?? [];
+        const worker = registration.installing ?? registration.waiting ?? registration.active;
+        if (!files.length || !worker) return resolve();
+        const answer = new MessageChannel();
+        answer.port1.onmessage = () => resolve();
+        setTimeout(resolve, ms);
+        worker.postMessage({ type: "early-files", files }, [answer.port2]);
+      } catch {
+        resolve(); // the page reloads as before; its workers fetch every file themselves
+      }
+    });
   try {
     if (self.crossOriginIsolated) {
       sessionStorage.removeItem(RELOADED);
@@ -73,7 +96,7 @@ self.promptdojoIsolation = (async (script) => {
     // isolation and says why.
     window.stop();
     try {
-      await registered;
+      await fetchEarly(await registered, EARLY_ANSWER_MS);
       if (!(await controlled)) why = "the service worker did not take control of this page";
     } catch (error) {
       why = `the service worker did not install (${error?.message ?? error})`;

@@ -65,6 +65,7 @@ class KernelConfig(TypedDict):
     packages: list[str]
     wheels: list[dict[str, Any]]
     twins: dict[str, list[str]]
+    earlyFiles: list[str]
     imports: dict[str, list[str]]
     lesson: str
     timeLimit: float
@@ -93,6 +94,27 @@ class StepData(TypedDict):
     definitions: dict[str, Definition]
 
 
+def early_files(
+    pyodide_url: str, snapshot: SnapshotRef | None, twins: dict[str, list[str]]
+) -> list[str]:
+    """The boot's first big downloads as the workers ask for them: Pyodide's WebAssembly, and the
+    snapshot and its standard library, each through its zstd twin where it has one (twins.js).
+
+    A page that reloads under the service worker on a first visit asks the worker to fetch these
+    while it reloads (templates/_isolation.js), so the link is busy from then on. A file whose
+    twin is gzip is left out: a browser without ``DecompressionStream`` asks for the file itself.
+    """
+    wanted = [pyodide_url + "pyodide.asm.wasm"]
+    if snapshot is not None:
+        wanted += [snapshot["stdlib"], snapshot["url"]]
+    files = []
+    for url in wanted:
+        twin, coding = twins.get(url, [url, None])
+        if coding in (None, "zstd"):
+            files.append(twin)
+    return files
+
+
 def kernel_config(
     site: Site, lesson: Lesson, wheels: list[dict], imports: dict[str, list[str]]
 ) -> KernelConfig:
@@ -100,7 +122,19 @@ def kernel_config(
     wheels on hand for its packages in install order; ``imports``, what each step's cells import
     (the worker imports the opened step's before "ready", the other steps' after it)."""
     url = site.urls.of  # every URL below the site's base path
-    snapshot = site.snapshot_for(lesson.packages, wheels)
+    found = site.snapshot_for(lesson.packages, wheels)
+    snapshot = (
+        SnapshotRef(
+            url=url(f"{SNAPSHOT_URL}/{found.filename}"),
+            sha256=found.sha256,
+            size=found.size,
+            stdlib=url(f"{SNAPSHOT_URL}/{found.stdlib_filename}"),
+            packages=found.packages,
+        )
+        if found is not None
+        else None
+    )
+    twins = twins_config(site.twins, url)
     return KernelConfig(
         workerUrl=url(site.manifest.url("worker.js")),
         # The kernel worker fetches the snapshot and the wheels through it (downloads.js).
@@ -109,15 +143,7 @@ def kernel_config(
         pyodideUrl=url(site.pyodide_url),
         packagesUrl=url(PACKAGES_URL + "/"),
         bundleUrl=url(f"{BUNDLE_URL}/{site.bundle.filename}"),
-        snapshot=SnapshotRef(
-            url=url(f"{SNAPSHOT_URL}/{snapshot.filename}"),
-            sha256=snapshot.sha256,
-            size=snapshot.size,
-            stdlib=url(f"{SNAPSHOT_URL}/{snapshot.stdlib_filename}"),
-            packages=snapshot.packages,
-        )
-        if snapshot is not None
-        else None,
+        snapshot=snapshot,
         packages=list(lesson.packages),
         # The worker unpacks them while Python starts (wheels.js).
         wheels=[
@@ -126,7 +152,9 @@ def kernel_config(
             for entry in wheels
         ],
         # The export's compressed copies, which the workers fetch and decode (twins.js).
-        twins=twins_config(site.twins, url),
+        twins=twins,
+        # Fetched by the service worker as a first visit reloads (templates/_isolation.js).
+        earlyFiles=early_files(url(site.pyodide_url), snapshot, twins),
         imports=imports,
         lesson=lesson.id,
         timeLimit=lesson.time_limit,

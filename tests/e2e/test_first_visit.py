@@ -23,7 +23,7 @@ from tests.e2e.conftest import (
 from tests.e2e.test_export import copy_lessons, export
 from tests.support.http_stream import Exchange
 from tests.support.shaping_proxy import ShapingProxy
-from tests.support.static_host import plain_server, requested
+from tests.support.static_host import paths_in_order, plain_server, requested
 
 STEP = "lessons/needs-numpy/1"
 OFFLINE_TIMEOUT_MS = 180_000
@@ -117,6 +117,14 @@ def test_the_export_sends_compressed_twins_and_each_file_once(
     compiled = [path for path in counts if path.startswith("/packages/compiled/")]
     assert compiled, counts
     assert all(path.endswith(".zip.zst") for path in compiled), counts
+    # The service worker fetched the boot's first files (the kernel config's earlyFiles) while
+    # the page reloaded under it: they were asked for before the reloaded page's kernel worker,
+    # which otherwise asks for them, was itself fetched; and still once each (above).
+    order = paths_in_order(log)
+    worker = next(i for i, path in enumerate(order) if path.startswith("/assets/worker-"))
+    snapshot = next(path for path in order if path.startswith("/snapshot/snapshot-"))
+    early = [f"/pyodide/{version}/pyodide.asm.wasm.zst", stdlibs[0], snapshot]
+    assert all(order.index(path) < worker for path in early), "\n".join(order)
 
 
 def test_a_damaged_compiled_wheel_costs_time_only(

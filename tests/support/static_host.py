@@ -55,6 +55,11 @@ def requested(log: Path, status: str | None = None) -> Counter[str]:
     )
 
 
+def paths_in_order(log: Path) -> list[str]:
+    """The paths of a server's request log, in the order it answered them."""
+    return [m["path"] for m in REQUEST.finditer(log.read_text(errors="replace"))]
+
+
 @contextmanager
 def plain_server(root: Path, log: Path | None = None) -> Iterator[str]:
     """``python -m http.server`` serving ``root``: the base URL, e.g. ``http://127.0.0.1:PORT``.

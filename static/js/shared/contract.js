@@ -34,6 +34,8 @@
  * @property {object[]} wheels  The wheels on hand for them, in install order (each with its
  *   compiled archive's `{url, file_name, sha256, size}` where there is one).
  * @property {Object<string, string[]>} twins  A file's URL → [its compressed twin's URL, coding].
+ * @property {string[]} earlyFiles  The boot's first big downloads, as the workers ask for them: the
+ *   service worker fetches them while a first visit's page reloads (templates/_isolation.js).
  * @property {Object<string, string[]>} imports  What each step's cells import, by step.
  * @property {string} lesson  The lesson's id.
  * @property {number} timeLimit  Seconds a cell may run, unless it says otherwise.

@@ -81,13 +81,16 @@ export function missingHeaders(headers, wanted) {
 
 /**
  * The messages between a page and the service worker, by `type`. The page asks it to keep the
- * course (`{type: CACHE_COURSE}`) and a waiting worker to take over at once (`TAKE_OVER`); the
+ * course (`{type: CACHE_COURSE}`), a waiting worker to take over at once (`TAKE_OVER`), and, as a
+ * first visit reloads, to fetch the boot's first files (`{type: EARLY_FILES, files}`, with a port
+ * for its answer; templates/_isolation.js writes this type out, as it imports nothing); the
  * worker tells every page how the copy goes: `{type: PROGRESS, done, total}`, `READY`, and
  * `{type: FAILED, message}`.
  */
 export const SW_MESSAGES = Object.freeze({
   CACHE_COURSE: "cache-course",
   TAKE_OVER: "take-over",
+  EARLY_FILES: "early-files",
   PROGRESS: "offline-progress",
   READY: "offline-ready",
   FAILED: "offline-failed",
@@ -102,3 +105,7 @@ export function offlineText(message) {
   if (message.type === SW_MESSAGES.FAILED) return `Not saved for offline: ${message.message}`;
   return null;
 }
+
+/** How long the service worker keeps a file fetched early that no request has taken: a page that
+ * reloads asks for it within seconds, so one left longer belongs to a boot that went elsewhere. */
+export const EARLY_FILE_KEEP_MS = 60000;

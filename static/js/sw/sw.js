@@ -3,7 +3,8 @@
 //
 // 1. Cross-origin isolation on hosts that cannot send headers: every response gets the headers
 //    the server would have sent (COOP, COEP, CSP...) where they are missing.
-// 2. The whole course offline: asked by a page, it caches every page and file of its version in
+// 2. A first visit's boot files, fetched while its page reloads (early-files.js).
+// 3. The whole course offline: asked by a page, it caches every page and file of its version in
 //    one cache, marks it complete, and only then deletes the caches of other versions. Pages
 //    come from the network first; offline, from one complete cache (never two versions mixed).
 //    Files are content hashed or versioned, so any cached copy is the right one.
@@ -19,6 +20,7 @@ import {
   SW_MESSAGES,
 } from "../shared/offline-rules.js";
 import { withTwins } from "../shared/twins.js";
+import { earlyFiles } from "./early-files.js";
 
 const course = self.promptdojoCourse;
 const CACHE = cacheName(course.version);
@@ -27,6 +29,8 @@ const COMPLETE = new URL("promptdojo-offline-complete", self.registration.scope)
 const LOOKUP = { ignoreVary: true };
 /** Responses that carry the isolation headers: documents and workers (subresources need none). */
 const ISOLATED = new Set(["document", "iframe", "worker", "sharedworker"]);
+/** The boot's first files, fetched as a first visit reloads, until its requests take them. */
+const early = earlyFiles();
 /** True once a complete cache exists: only then do files go through this worker. */
 let complete = false;
 completeCaches().then((found) => {
@@ -99,6 +103,11 @@ self.addEventListener("fetch", (event) => {
   const { request } = event;
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  const fetchedEarly = early.take(request);
+  if (fetchedEarly) {
+    event.respondWith(fetchedEarly);
+    return;
+  }
   const navigate = request.mode === "navigate";
   const kind = kindOf(url.pathname, course, navigate);
   const isolate = navigate || ISOLATED.has(request.destination);
@@ -177,6 +186,12 @@ self.addEventListener("message", (event) => {
   // A page tells a waiting worker to take over: skipWaiting again makes the browser activate it
   // as soon as the old worker is idle, should an event for that one have put the swap off.
   if (event.data?.type === SW_MESSAGES.TAKE_OVER) event.waitUntil(self.skipWaiting());
+  if (event.data?.type === SW_MESSAGES.EARLY_FILES) {
+    // Started before the answer, so the reloaded page's requests find them (early-files.js).
+    event.waitUntil(early.start(event.data.files ?? [], self.location.href));
+    event.ports[0]?.postMessage({ type: SW_MESSAGES.EARLY_FILES });
+    return;
+  }
   if (event.data?.type !== SW_MESSAGES.CACHE_COURSE) return;
   filling ??= fill()
     .catch((error) => broadcast({ type: SW_MESSAGES.FAILED, message: String(error?.message ?? error) }))
