@@ -46,28 +46,20 @@ self.promptdojoEarlyKernel = (() => {
 self.promptdojoIsolation = (async (script) => {
   const RELOADED = "promptdojo-isolation-reload";
   const CONTROL_TIMEOUT_MS = 10000;
-  // How long the reload waits for the worker to say it has started the early files (it answers
-  // at once). Past it the page reloads anyway: the worker skips any file a request asked for first,
-  // and an older worker, which knows no such message, never answers.
-  const EARLY_ANSWER_MS = 500;
   const workers = navigator.serviceWorker;
-  /** Ask the registered service worker to fetch the boot's first files; resolves once it says it
-   * has started them, or after `ms` (sw.js, SW_MESSAGES.EARLY_FILES of offline-rules.js). */
-  const fetchEarly = (registration, ms) =>
-    new Promise((resolve) => {
-      try {
-        const meta = document.querySelector('meta[name="promptdojo-kernel"]');
-        const files = JSON.parse(meta?.content ?? "{}").earlyFiles ?? [];
-        const worker = registration.installing ?? registration.waiting ?? registration.active;
-        if (!files.length || !worker) return resolve();
-        const answer = new MessageChannel();
-        answer.port1.onmessage = () => resolve();
-        setTimeout(resolve, ms);
-        worker.postMessage({ type: "early-files", files }, [answer.port2]);
-      } catch {
-        resolve(); // the page reloads as before; its workers fetch every file themselves
-      }
-    });
+  /** Ask the registered service worker to fetch the boot's first files (sw.js, SW_MESSAGES.
+   * EARLY_FILES of offline-rules.js). The reload does not wait for it: the workers of the reloaded
+   * page ask for those files a while later, and the service worker skips any already asked for. */
+  const fetchEarly = (registration) => {
+    try {
+      const meta = document.querySelector('meta[name="promptdojo-kernel"]');
+      const files = JSON.parse(meta?.content ?? "{}").earlyFiles ?? [];
+      const worker = registration.installing ?? registration.waiting ?? registration.active;
+      if (files.length) worker?.postMessage({ type: "early-files", files });
+    } catch {
+      // the reloaded page's workers fetch every file themselves, as without it
+    }
+  };
   try {
     if (self.crossOriginIsolated) {
       sessionStorage.removeItem(RELOADED);
@@ -96,7 +88,7 @@ self.promptdojoIsolation = (async (script) => {
     // isolation and says why.
     window.stop();
     try {
-      await fetchEarly(await registered, EARLY_ANSWER_MS);
+      fetchEarly(await registered);
       if (!(await controlled)) why = "the service worker did not take control of this page";
     } catch (error) {
       why = `the service worker did not install (${error?.message ?? error})`;

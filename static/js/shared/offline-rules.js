@@ -82,8 +82,8 @@ export function missingHeaders(headers, wanted) {
 /**
  * The messages between a page and the service worker, by `type`. The page asks it to keep the
  * course (`{type: CACHE_COURSE}`), a waiting worker to take over at once (`TAKE_OVER`), and, as a
- * first visit reloads, to fetch the boot's first files (`{type: EARLY_FILES, files}`, with a port
- * for its answer; templates/_isolation.js writes this type out, as it imports nothing); the
+ * first visit reloads, to fetch the boot's first files (`{type: EARLY_FILES, files}`;
+ * templates/_isolation.js writes this type out, as it imports nothing); the
  * worker tells every page how the copy goes: `{type: PROGRESS, done, total}`, `READY`, and
  * `{type: FAILED, message}`.
  */

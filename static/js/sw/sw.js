@@ -187,9 +187,7 @@ self.addEventListener("message", (event) => {
   // as soon as the old worker is idle, should an event for that one have put the swap off.
   if (event.data?.type === SW_MESSAGES.TAKE_OVER) event.waitUntil(self.skipWaiting());
   if (event.data?.type === SW_MESSAGES.EARLY_FILES) {
-    // Started before the answer, so the reloaded page's requests find them (early-files.js).
     event.waitUntil(early.start(event.data.files ?? [], self.location.href));
-    event.ports[0]?.postMessage({ type: SW_MESSAGES.EARLY_FILES });
     return;
   }
   if (event.data?.type !== SW_MESSAGES.CACHE_COURSE) return;
