@@ -187,7 +187,11 @@ self.addEventListener("message", (event) => {
   // as soon as the old worker is idle, should an event for that one have put the swap off.
   if (event.data?.type === SW_MESSAGES.TAKE_OVER) event.waitUntil(self.skipWaiting());
   if (event.data?.type === SW_MESSAGES.EARLY_FILES) {
-    event.waitUntil(early.start(event.data.files ?? [], self.location.href));
+    // Not when the course is kept offline (a reload that bypassed this worker): the workers
+    // read those files from the offline copy, and an early download would go unused.
+    const files = event.data.files ?? [];
+    const start = (found) => (found.length ? undefined : early.start(files, self.location.href));
+    event.waitUntil(completeCaches().then(start));
     return;
   }
   if (event.data?.type !== SW_MESSAGES.CACHE_COURSE) return;
