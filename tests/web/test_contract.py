@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from promptdojo.kernel import MAX_CONTROL_VALUES, CellResult
 from promptdojo.ui import MAX_TEXT, ControlRun, choice, collecting, slider, toggle
-from promptdojo.web.contract import KernelConfig, StepData
+from promptdojo.web.contract import KernelConfig, SnapshotRef, StepData, early_files
 from promptdojo.web.offline import CourseConfig
 from tests.conftest import ROOT
 
@@ -110,3 +110,26 @@ def test_the_service_workers_course_has_the_same_keys_in_python_js_and_what_it_r
     read = set(re.findall(r"\bcourse\.(\w+)", worker))
     assert read
     assert read <= typedef("CourseConfig"), read
+
+
+def test_the_early_files_are_the_boots_first_downloads_as_the_workers_ask_for_them() -> None:
+    snapshot = SnapshotRef(
+        url="/snapshot/s.bin", sha256="", size=1, stdlib="/snapshot/std.zip", packages=None
+    )
+    twins = {
+        "/pyodide/pyodide.asm.wasm": ["/pyodide/pyodide.asm.wasm.zst", "zstd"],
+        "/snapshot/s.bin": ["/snapshot/s.bin.zst", "zstd"],
+        "/snapshot/std.zip": ["/snapshot/std.zip.gz", "gzip"],
+    }
+    # A gzip twin is left out: a browser without DecompressionStream asks for the file itself.
+    assert early_files("/pyodide/", snapshot, twins) == [
+        "/pyodide/pyodide.asm.wasm.zst",
+        "/snapshot/s.bin.zst",
+    ]
+    # Served by promptdojo serve, which has no twins: the files themselves.
+    assert early_files("/pyodide/", snapshot, {}) == [
+        "/pyodide/pyodide.asm.wasm",
+        "/snapshot/std.zip",
+        "/snapshot/s.bin",
+    ]
+    assert early_files("/pyodide/", None, {}) == ["/pyodide/pyodide.asm.wasm"]
